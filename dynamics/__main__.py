@@ -1,0 +1,7 @@
+"""`python -m dynamics run|sweep|reproduce|bench` (see dynamics/cli.py)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

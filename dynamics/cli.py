@@ -1,0 +1,110 @@
+"""Command line: python -m dynamics run|sweep|reproduce|bench.
+
+`run CONFIG.json --out run.npz [--set key=value ...]` validates the config (every error is
+printed with its field path, exit code 2), simulates, and writes run.npz + run.json.
+The other subcommands live in their own modules and are imported only when used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .config import Config, ConfigError
+
+
+def _load_config(path: str | None, sets: list[str]) -> Config:
+    if path in (None, "-", ""):
+        base = Config()
+    else:
+        p = Path(path)
+        if not p.exists():
+            raise ConfigError([("CONFIG", f"no such file: {path}")])
+        try:
+            base = Config.from_json(p.read_text())
+        except UnicodeDecodeError:
+            raise ConfigError([("CONFIG", f"{path} is not a text (JSON) file")]) from None
+    updates = {}
+    for item in sets:
+        if "=" not in item:
+            raise ConfigError([(item, "--set takes key=value, e.g. --set model.width=100")])
+        k, v = item.split("=", 1)
+        updates[k.strip()] = v
+    return base.with_updates(updates) if updates else base
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .simulate import simulate
+
+    config = _load_config(args.config, args.set or [])
+    last = [-1.0]
+
+    def progress(frac: float, text: str) -> None:
+        if not args.quiet and frac - last[0] >= 0.1:
+            last[0] = frac
+            print(f"  {100 * frac:5.1f}%  {text}", file=sys.stderr)
+
+    traj = simulate(config, progress=progress, deadline=args.deadline)
+    npz, js = traj.save(args.out)
+    summary = {
+        "status": traj.status, "message": traj.message, "final_time": float(traj.t[-1]),
+        "final_loss": float(traj.loss[-1]), "gradient_evaluations": traj.n_evals,
+        "wall_time_s": round(traj.wall_time, 3), "npz": str(npz), "json": str(js),
+    }
+    print(json.dumps(summary, indent=2, ensure_ascii=False))
+    return 0 if traj.status == "completed" else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m dynamics",
+                                 description="Early Alignment Explorer: simulate, sweep, "
+                                 "reproduce the papers' claims, benchmark.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="simulate one configuration")
+    r.add_argument("config", nargs="?", help="config JSON file ('-' or omitted: defaults)")
+    r.add_argument("--out", default="run.npz", help="output .npz (a .json is written beside)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a field, e.g. --set model.width=100 (repeatable)")
+    r.add_argument("--deadline", type=float, default=None, help="wall-clock limit in seconds")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=_cmd_run)
+    for name, module, helptext in (
+        ("sweep", "dynamics.sweep", "run a parameter sweep on Dask"),
+        ("reproduce", "dynamics.scenarios", "check the papers' claims and write a report"),
+        ("bench", "bench.report", "benchmark the core against its peers"),
+    ):
+        sp = sub.add_parser(name, help=helptext, add_help=False)
+        sp.add_argument("rest", nargs=argparse.REMAINDER)
+        sp.set_defaults(func=_delegate(module, name))
+    return ap
+
+
+def _delegate(module: str, name: str):
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            print(f"'{name}' is not available: {e}", file=sys.stderr)
+            return 2
+        return int(mod.cli_main(args.rest) or 0)
+
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ConfigError as e:
+        print("The configuration is not valid:", file=sys.stderr)
+        for path, msg in e.errors:
+            print(f"  - {path}: {msg}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

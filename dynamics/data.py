@@ -1,0 +1,144 @@
+"""Dataset builders: Config.data -> arrays (X, y, sample weights) and named directions.
+
+All randomness comes from the generator passed in (seeded from Config.seed, stream 0), so a
+config builds the same data in any thread or process. A bias is an appended coordinate 1.
+Labels are ±1 for classification and reals for regression. Sample weights s_i enter the loss
+as R Σ_i s_i ℓ_i (R = 1/n or 1); they carry Wang & Ma's class weight p.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from .config import Config, labels_are_pm1
+
+
+@dataclass(frozen=True)
+class Dataset:
+    X: np.ndarray  # (n, d), bias coordinate included when asked for
+    y: np.ndarray  # (n,)
+    sw: np.ndarray  # (n,) sample weights
+    classification: bool  # labels are all ±1
+    directions: dict[str, np.ndarray] = field(default_factory=dict)  # named vectors in R^d
+    meta: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+
+def rng_for(seed: int, stream: int) -> np.random.Generator:
+    """Independent, reproducible streams: 0 = data, 1 = initialisation."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), int(stream)]))
+
+
+def _unit(angle_deg: np.ndarray) -> np.ndarray:
+    th = np.deg2rad(np.asarray(angle_deg, dtype=float))
+    return np.stack([np.cos(th), np.sin(th)], axis=-1)
+
+
+@lru_cache(maxsize=1)
+def _digits() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_digits  # ships with scikit-learn; no download
+
+    d = load_digits()
+    return np.asarray(d.data, dtype=float) / 16.0, np.asarray(d.target, dtype=int)
+
+
+def signal_sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Min et al.'s x₊ = Σ_{y_i=+1} x_i and x₋ = Σ_{y_i=−1} x_i (sums, not means)."""
+    return X[y > 0].sum(axis=0), X[y < 0].sum(axis=0)
+
+
+def build_dataset(config: Config) -> Dataset:
+    """Build the data a config describes (deterministic for the config)."""
+    data = config.data
+    rng = rng_for(config.seed, 0)
+    meta: dict[str, object] = {}
+    directions: dict[str, np.ndarray] = {}
+    kind = data.kind
+    if kind == "points":
+        X = _unit(np.array(data.angles_deg)) * np.array(data.radii)[:, None]
+        y = np.array(data.labels, dtype=float)
+        sw = np.ones(len(y))
+    elif kind == "clusters":
+        centres = _unit(np.array(data.angles_deg)) * data.radius
+        X = np.repeat(centres, data.n_per, axis=0)
+        X = X + data.noise * rng.standard_normal(X.shape)
+        y = np.repeat(np.array(data.labels, dtype=float), data.n_per)
+        sw = np.ones(len(y))
+    elif kind == "two_signals":
+        xp = np.array([data.norm_plus, 0.0])
+        xm = data.norm_minus * _unit(np.array([data.angle_deg]))[0]
+        X = np.vstack([np.repeat(xp[None], data.n_per, 0), np.repeat(xm[None], data.n_per, 0)])
+        X = X + data.noise * rng.standard_normal(X.shape)
+        y = np.r_[np.ones(data.n_per), -np.ones(data.n_per)]
+        sw = np.r_[np.full(data.n_per, data.p), np.ones(data.n_per)]
+        directions["x₊ signal"] = xp
+        directions["x₋ signal"] = xm
+    elif kind == "teacher":
+        X, y, vstar = _teacher(data.d, data.n if data.n is not None else data.d,
+                               data.scheme, data.rho, rng)
+        sw = np.ones(len(y))
+        directions["v*"] = vstar
+    elif kind == "three_point":
+        X = np.array(data.x, dtype=float)[:, None]
+        y = np.array(data.y, dtype=float)
+        sw = np.ones(len(y))
+    elif kind == "digits":
+        imgs, target = _digits()
+        a, b = data.classes
+        ia, ib = np.flatnonzero(target == a), np.flatnonzero(target == b)
+        if data.n_per_class is not None:
+            ia, ib = ia[: data.n_per_class], ib[: data.n_per_class]
+        X = np.vstack([imgs[ia], imgs[ib]])
+        y = np.r_[np.ones(len(ia)), -np.ones(len(ib))]
+        if data.centre:
+            X = X - X.mean(axis=0)
+        sw = np.ones(len(y))
+        meta["image_shape"] = (8, 8)
+        meta["classes"] = (a, b)
+    else:  # array
+        X = np.array(data.X, dtype=float)
+        y = np.array(data.y, dtype=float)
+        sw = np.ones(len(y))
+    if data.bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+        directions = {k: np.r_[v, 0.0] for k, v in directions.items()}
+        meta["bias"] = True
+    X = np.ascontiguousarray(X, dtype=float)
+    cls = labels_are_pm1(data)
+    if cls:
+        xp, xm = signal_sums(X, y)
+        directions.setdefault("x₊", xp)
+        directions.setdefault("x₋", xm)
+    return Dataset(X=X, y=np.ascontiguousarray(y), sw=np.ascontiguousarray(sw, dtype=float),
+                   classification=cls, directions=directions, meta=meta)
+
+
+def _teacher(d: int, n: int, scheme: str, rho: float | None, rng: np.random.Generator,
+             tries: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chistikov et al.'s data; redraws until every ∠(v*, x_i) < 90° (rare rejections)."""
+    if rho is None:
+        rho = 1.0 if scheme == "centred" else float(np.sqrt(2.0) - 1.0)
+    mu = rng.standard_normal(d)
+    mu /= np.linalg.norm(mu)
+    for _ in range(tries):
+        X = mu + np.sqrt(rho / d) * rng.standard_normal((n, d))
+        if scheme == "centred":
+            vstar = mu
+        else:
+            x0 = mu + np.sqrt(rho / d) * rng.standard_normal(d)
+            vstar = x0 / np.linalg.norm(x0)
+        proj = X @ vstar
+        if np.all(proj > 0):
+            return X, proj, vstar
+    # keep going with the last draw, labels still relu(<v*, x>)
+    return X, np.maximum(proj, 0.0), vstar

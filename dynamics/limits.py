@@ -1,0 +1,51 @@
+"""Explicit limits on size and compute, read from environment variables.
+
+Every limit has a safe default for a small shared machine and can be raised or lowered by the
+operator (documented in the README). Validation (`config.py`) and uploads check against them
+before any work starts, and name the limit and the value in the message.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds for one run. Environment variable: ``EAE_`` + the upper-case field name."""
+
+    max_width: int = 5000  # hidden neurons m
+    max_points: int = 20000  # data points n
+    max_dim: int = 1024  # input dimension d (bias included)
+    max_frames: int = 400  # animation frames recorded
+    max_scalars: int = 20000  # dense scalar samples
+    max_steps: int = 20_000_000  # GD steps, or GF accepted+rejected steps
+    max_compute: float = 2e12  # steps × n × d × m (multiply-adds per forward pass, roughly)
+    deadline_s: float = 900.0  # wall-clock seconds per run before it stops with a partial result
+    max_upload_mb: float = 10.0  # uploaded data files
+    full_w_budget_mb: float = 64.0  # full W per frame recorded only below this size
+    max_concurrent: int = 0  # simultaneous simulations in one server; 0 = number of cores
+    memory_cache_entries: int = 64  # in-process cache: entries
+    memory_cache_mb: float = 512.0  # in-process cache: bytes
+    disk_cache_mb: float = 2048.0  # persistent cache: bytes
+
+    def env_name(self, field: str) -> str:
+        return "EAE_" + field.upper()
+
+
+def get_limits() -> Limits:
+    """Limits from the environment (``EAE_MAX_WIDTH=...``); bad values fall back to defaults."""
+    values = {}
+    for f in fields(Limits):
+        raw = os.environ.get("EAE_" + f.name.upper())
+        if raw is None:
+            continue
+        try:
+            val = float(raw)
+        except ValueError:
+            continue
+        if val != val or val < 0:  # NaN or negative: ignore
+            continue
+        values[f.name] = int(val) if f.type in ("int", int) else val
+    return Limits(**values)

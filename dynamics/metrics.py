@@ -1,0 +1,110 @@
+"""Metrics of a network state (W (m, d), a (m,)) or of a sequence of states.
+
+All functions are pure and vectorised. Angles are in degrees. A neuron is *active* when it
+is nonzero and ⟨w_j, x_i⟩ > 0 for some data point (σ'(0) = 0 convention); *dead* otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_TINY = 1e-300
+
+
+def cosines(W: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """cos∠(w_j, v) per neuron (0 for zero neurons)."""
+    nw = np.linalg.norm(W, axis=-1)
+    nv = np.linalg.norm(direction)
+    num = W @ direction
+    return np.where((nw > 0) & (nv > 0), num / np.maximum(nw * nv, _TINY), 0.0)
+
+
+def activation_pattern(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """(m, n) bool: neuron j active on point i, ⟨w_j, x_i⟩ > 0."""
+    return (W @ X.T) > 0
+
+
+def active_mask(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Neurons active on at least one point."""
+    return activation_pattern(W, X).any(axis=1)
+
+
+def pairwise_angles(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Angles (degrees) between all pairs of the selected neurons (upper triangle, flat)."""
+    V = W if mask is None else W[mask]
+    if V.shape[0] < 2:
+        return np.zeros(0)
+    nv = np.linalg.norm(V, axis=1)
+    V = V[nv > 0] / nv[nv > 0, None]
+    if V.shape[0] < 2:
+        return np.zeros(0)
+    G = np.clip(V @ V.T, -1.0, 1.0)
+    iu = np.triu_indices(V.shape[0], k=1)
+    # arccos loses precision near 0; use the chord for tiny angles (Chistikov et al.'s 1e-6 °)
+    diff = V[iu[0]] - V[iu[1]]
+    chord = np.linalg.norm(diff, axis=1)
+    ang = np.where(G[iu] > 0.99, 2.0 * np.arcsin(np.minimum(chord / 2.0, 1.0)), np.arccos(G[iu]))
+    return np.degrees(ang)
+
+
+def max_mean_angle(W: np.ndarray, X: np.ndarray) -> tuple[float, float]:
+    """Max and mean pairwise angle (degrees) among active neurons; 0 when fewer than two."""
+    ang = pairwise_angles(W, active_mask(W, X))
+    if ang.size == 0:
+        return 0.0, 0.0
+    return float(ang.max()), float(ang.mean())
+
+
+def stable_rank(W: np.ndarray) -> float:
+    """‖W‖_F² / ‖W‖₂² (1 for rank one; NaN for W = 0)."""
+    s = np.linalg.svd(W, compute_uv=False)
+    return float((s**2).sum() / s[0] ** 2) if s.size and s[0] > 0 else float("nan")
+
+
+def spectral_sq(W: np.ndarray) -> float:
+    """‖W‖₂² (largest squared singular value)."""
+    s = np.linalg.svd(W, compute_uv=False)
+    return float(s[0] ** 2) if s.size else 0.0
+
+
+def nuclear_norm(W: np.ndarray) -> float:
+    """Σ singular values of W (Chistikov et al.'s Tables 5–6)."""
+    return float(np.linalg.svd(W, compute_uv=False).sum())
+
+
+def theta_sq(W: np.ndarray, a: np.ndarray) -> float:
+    """‖θ‖² = ‖W‖_F² + ‖a‖² (→ 2 for Chistikov et al.'s rank-1 limit)."""
+    return float((W**2).sum() + (a**2).sum())
+
+
+def balance(W: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """a_j² − ‖w_j‖² per neuron (conserved by gradient flow with a trained output layer)."""
+    return a**2 - (W**2).sum(axis=-1)
+
+
+def balance_drift(W: np.ndarray, a: np.ndarray, W0: np.ndarray, a0: np.ndarray) -> float:
+    """max_j |(a_j² − ‖w_j‖²)(t) − (a_j² − ‖w_j‖²)(0)|."""
+    return float(np.abs(balance(W, a) - balance(W0, a0)).max())
+
+
+def active_dead_counts(W: np.ndarray, X: np.ndarray) -> tuple[int, int]:
+    act = active_mask(W, X)
+    return int(act.sum()), int((~act).sum())
+
+
+def direction_rates(W: np.ndarray, gW: np.ndarray) -> tuple[float, float]:
+    """Min et al.'s two diagnostics from the gradient gW = ∇_W L:
+    Σ_j d‖w_j‖²/dt = Σ_j 2⟨−g_j, w_j⟩ and Σ_j ‖P⊥_{w_j}(−g_j)‖/‖w_j‖ (zero neurons skipped)."""
+    norm_rate = float(-2.0 * (gW * W).sum())
+    nw = np.linalg.norm(W, axis=1)
+    ok = nw > 0
+    u = W[ok] / nw[ok, None]
+    g = -gW[ok]
+    perp = g - (g * u).sum(axis=1, keepdims=True) * u
+    dir_rate = float((np.linalg.norm(perp, axis=1) / nw[ok]).sum())
+    return norm_rate, dir_rate
+
+
+def accuracy(h: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of points with sign(h_i) = y_i (h_i = 0 counts as wrong)."""
+    return float(np.mean(np.sign(h) == y))

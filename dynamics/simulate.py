@@ -1,0 +1,334 @@
+"""simulate(config) -> Trajectory: build data and weights, drive the compiled integrators in
+chunks, record frames, and stop cleanly on divergence, deadline, cancellation or step limit.
+
+Time is gradient-flow time t (GD: t = kη). Frames are t = 0 plus `record.frames − 1` times from
+`t_first` to `t_end` (log or linear spacing; for GD snapped to whole steps). The integrator
+advances exactly to each frame time; between frames Python checks the deadline and the cancel
+flag and reports progress. Nothing here raises for a numerical problem: the trajectory comes
+back with `status` and a `message` saying what happened and what to change.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from . import core, metrics
+from .config import Config
+from .data import Dataset, build_dataset
+from .init import init_weights
+from .limits import get_limits
+from .trajectory import Trajectory
+
+ProgressFn = Callable[[float, str], None]
+
+_MAX_PAIRWISE = 1500  # neurons used for pairwise angles per frame (deterministic subset above)
+_ACTIVE_BUDGET = 32_000_000  # bytes of stored activation patterns (F·m·n booleans)
+
+
+class CancelToken(Protocol):
+    def is_set(self) -> bool: ...
+
+
+def frame_times(config: Config, count: int | None = None) -> np.ndarray:
+    """t = 0 followed by count−1 times from t_first to t_end (log or linear)."""
+    rec, t_end = config.record, config.integrator.t_end
+    count = rec.frames if count is None else count
+    k = max(1, count - 1)
+    if rec.spacing == "log":
+        t0 = rec.t_first if rec.t_first is not None else t_end * 1e-4
+        grid = np.geomspace(t0, t_end, k)
+    else:
+        t0 = rec.t_first if rec.t_first is not None else t_end / k
+        grid = np.linspace(t0, t_end, k)
+    grid[-1] = t_end
+    return np.r_[0.0, grid]
+
+
+def plane_for(config: Config, ds: Dataset) -> tuple[np.ndarray, tuple[str, str]]:
+    """Orthonormal (2, d) basis of the plane neurons are drawn in, and its axis names."""
+    d = ds.d
+    choice = config.record.plane
+    if choice == "auto":
+        if d == 2:
+            choice = "axes"
+        elif "v*" in ds.directions:
+            choice = "teacher"
+        elif ds.classification and ds.directions["x₊"].any() and ds.directions["x₋"].any():
+            choice = "signals"
+        else:
+            choice = "pca"
+    if choice == "axes":
+        P = np.eye(2, d)
+        names = ("x", "bias") if ds.meta.get("bias") and d == 2 else ("x₁", "x₂")
+        if config.data.kind == "three_point":
+            names = ("x", "bias")
+        return P, names
+    if choice == "teacher" and "v*" in ds.directions:
+        u = ds.directions["v*"]
+        v = (ds.y[:, None] * ds.X).mean(axis=0)
+        names = ("v*", "γ_[n] ⊥ v*")
+    elif choice == "signals" and ds.classification:
+        u, v = ds.directions["x₊"], ds.directions["x₋"]
+        names = ("x₊", "x₋ ⊥ x₊")
+    else:
+        _, _, vt = np.linalg.svd(ds.X, full_matrices=False)
+        u = vt[0]
+        v = vt[1] if vt.shape[0] > 1 else np.eye(d)[1 % d]
+        names = ("PC1", "PC2")
+    e1 = u / np.linalg.norm(u)
+    v = v - (v @ e1) * e1
+    if np.linalg.norm(v) < 1e-12:  # degenerate: any vector orthogonal to e1
+        v = np.eye(d)[int(np.argmin(np.abs(e1)))]
+        v = v - (v @ e1) * e1
+    e2 = v / np.linalg.norm(v)
+    return np.vstack([e1, e2]), names
+
+
+def default_atol(W: np.ndarray, a: np.ndarray, rtol: float) -> float:
+    """Absolute tolerance scaled to the initial parameters: rtol × 1e-3 × max|θ₀|, so that
+    small-initialisation runs are resolved in relative terms from the start."""
+    scale = max(float(np.abs(W).max(initial=0.0)), float(np.abs(a).max(initial=0.0)), 1e-300)
+    return rtol * 1e-3 * scale
+
+
+class _Recorder:
+    """Per-frame measurements, computed from full (W, a) at each frame."""
+
+    def __init__(self, config: Config, ds: Dataset, problem: core.Problem, n_frames: int,
+                 W0: np.ndarray, a0: np.ndarray):
+        self.ds, self.problem = ds, problem
+        m, d, n = W0.shape[0], ds.d, ds.n
+        self.plane, self.plane_names = plane_for(config, ds)
+        self.W0, self.a0 = W0.copy(), a0.copy()
+        budget = get_limits().full_w_budget_mb * 1e6
+        per = m * d * 8
+        if per * n_frames <= budget:
+            self.keep_w = set(range(n_frames))
+        else:
+            k = max(2, int(budget // max(per, 1)))
+            self.keep_w = set(np.unique(np.linspace(0, n_frames - 1, k).round().astype(int)))
+        self.keep_active = n_frames * m * n <= _ACTIVE_BUDGET
+        dirs = dict(ds.directions)
+        dirs["γ_[n]"] = (ds.sw[:, None] * ds.y[:, None] * ds.X).mean(axis=0)
+        self.directions = {k: v for k, v in dirs.items() if np.linalg.norm(v) > 0}
+        rng = np.random.default_rng(0)
+        self.pair_subset = (np.sort(rng.choice(m, _MAX_PAIRWISE, replace=False))
+                            if m > _MAX_PAIRWISE else None)
+        self.rows: dict[str, list[Any]] = {k: [] for k in (
+            "t", "loss", "accuracy", "a", "norms", "proj", "active")}
+        self.W_list: list[np.ndarray] = []
+        self.W_frames: list[int] = []
+        self.fm: dict[str, list[float]] = {k: [] for k in (
+            "stable_rank", "spectral_sq", "nuclear_norm", "theta_sq", "max_angle",
+            "mean_angle", "balance_drift", "n_active", "n_dead", "norm_rate", "dir_rate",
+            "max_norm")}
+        self.cos: dict[str, list[np.ndarray]] = {k: [] for k in self.directions}
+        self.ev: dict[str, list[Any]] = {"t": [], "neuron": [], "point": [], "on": []}
+        self.prev_pattern: np.ndarray | None = None
+
+    def record(self, t: float, W: np.ndarray, a: np.ndarray) -> None:
+        idx = len(self.rows["t"])
+        X, y = self.ds.X, self.ds.y
+        loss, gW, _ = core.loss_grad(self.problem, W, a)
+        h = core.forward(self.problem, W, a)
+        pattern = metrics.activation_pattern(W, X)
+        r = self.rows
+        r["t"].append(t)
+        r["loss"].append(loss)
+        r["accuracy"].append(metrics.accuracy(h, y) if self.ds.classification else np.nan)
+        r["a"].append(a.copy())
+        norms = np.linalg.norm(W, axis=1)
+        r["norms"].append(norms)
+        r["proj"].append(W @ self.plane.T)
+        if self.keep_active:
+            r["active"].append(pattern)
+        if idx in self.keep_w:
+            self.W_list.append(W.copy())
+            self.W_frames.append(idx)
+        s = np.linalg.svd(W, compute_uv=False)
+        fm = self.fm
+        fm["stable_rank"].append(float((s**2).sum() / s[0] ** 2) if s[0] > 0 else np.nan)
+        fm["spectral_sq"].append(float(s[0] ** 2))
+        fm["nuclear_norm"].append(float(s.sum()))
+        fm["theta_sq"].append(metrics.theta_sq(W, a))
+        act = pattern.any(axis=1)
+        sel = act if self.pair_subset is None else np.isin(np.arange(len(a)), self.pair_subset)
+        ang = metrics.pairwise_angles(W, sel & act)
+        fm["max_angle"].append(float(ang.max()) if ang.size else 0.0)
+        fm["mean_angle"].append(float(ang.mean()) if ang.size else 0.0)
+        fm["balance_drift"].append(metrics.balance_drift(W, a, self.W0, self.a0))
+        fm["n_active"].append(float(act.sum()))
+        fm["n_dead"].append(float((~act).sum()))
+        nr, dr = metrics.direction_rates(W, gW)
+        fm["norm_rate"].append(nr)
+        fm["dir_rate"].append(dr)
+        fm["max_norm"].append(float(norms.max()))
+        for k, v in self.directions.items():
+            self.cos[k].append(metrics.cosines(W, v))
+        if self.prev_pattern is not None:
+            j, i = np.nonzero(pattern != self.prev_pattern)
+            self.ev["t"].extend([t] * len(j))
+            self.ev["neuron"].extend(j.tolist())
+            self.ev["point"].extend(i.tolist())
+            self.ev["on"].extend(pattern[j, i].tolist())
+        self.prev_pattern = pattern
+
+    def finish(self, config: Config, scalars: dict[str, np.ndarray], status: str, message: str,
+               n_evals: int, n_steps: int, wall: float) -> Trajectory:
+        r = self.rows
+        m, n = self.W0.shape[0], self.ds.n
+        F = len(r["t"])
+        return Trajectory(
+            config=config,
+            t=np.asarray(r["t"], float),
+            loss=np.asarray(r["loss"], float),
+            accuracy=np.asarray(r["accuracy"], float),
+            a=np.asarray(r["a"], float).reshape(F, m),
+            norms=np.asarray(r["norms"], float).reshape(F, m),
+            proj=np.asarray(r["proj"], float).reshape(F, m, 2),
+            plane=self.plane,
+            plane_names=self.plane_names,
+            W=np.asarray(self.W_list, float).reshape(len(self.W_list), m, self.ds.d),
+            W_frames=np.asarray(self.W_frames, dtype=np.int64),
+            X=self.ds.X, y=self.ds.y, sw=self.ds.sw,
+            active=(np.asarray(r["active"], bool).reshape(F, m, n)
+                    if self.keep_active else None),
+            events={"t": np.asarray(self.ev["t"], float),
+                    "neuron": np.asarray(self.ev["neuron"], np.int64),
+                    "point": np.asarray(self.ev["point"], np.int64),
+                    "on": np.asarray(self.ev["on"], bool)},
+            frame_metrics={k: np.asarray(v, float) for k, v in self.fm.items()},
+            cosines={k: np.asarray(v, float).reshape(F, m) for k, v in self.cos.items()},
+            directions=self.directions,
+            scalars=scalars,
+            status=status, message=message, n_evals=int(n_evals), n_steps=int(n_steps),
+            wall_time=float(wall), meta=dict(self.ds.meta),
+        )
+
+
+def _is_cancelled(cancel: Any) -> bool:
+    if cancel is None:
+        return False
+    if callable(cancel) and not hasattr(cancel, "is_set"):
+        return bool(cancel())
+    return bool(cancel.is_set())
+
+
+def build_problem(config: Config, ds: Dataset) -> core.Problem:
+    return core.Problem(X=ds.X, y=ds.y, sw=ds.sw, gamma=float(config.model.gamma),
+                        c=float(config.model.c), loss=config.loss.kind,
+                        reduction=config.loss.reduction,
+                        train_output=bool(config.model.train_output))
+
+
+def simulate(config: Config, progress: ProgressFn | None = None, deadline: float | None = None,
+             cancel: CancelToken | Callable[[], bool] | None = None,
+             initial: tuple[np.ndarray, np.ndarray] | None = None) -> Trajectory:
+    """Run one configuration.
+
+    progress(fraction, text) is called between chunks; `deadline` is a wall-clock budget in
+    seconds from the call; `cancel` is an Event-like object (or a callable) checked between
+    chunks; `initial` = (W, a) replaces the configured initialisation.
+    """
+    start = time.perf_counter()
+    ds = build_dataset(config)
+    if initial is not None:
+        W0 = np.array(initial[0], dtype=float, copy=True)
+        a0 = np.array(initial[1], dtype=float, copy=True)
+    else:
+        W0, a0 = init_weights(config, ds.d)
+    problem = build_problem(config, ds)
+    it = config.integrator
+    times = frame_times(config)
+    scal_grid = frame_times(config, config.record.scalars)[1:]
+    if it.method == "gd":
+        ks = np.unique(np.maximum(1, np.round(times[1:] / it.lr).astype(np.int64)))
+        targets = ks * it.lr
+        stepper: Any = core.GDStepper(problem, W0, a0, it.lr)
+    else:
+        ks = None
+        targets = times[1:]
+        atol = it.atol if it.atol is not None else default_atol(W0, a0, it.rtol)
+        stepper = core.GFStepper(problem, W0, a0, it.rtol, atol)
+    rec = _Recorder(config, ds, problem, len(targets) + 1, W0, a0)
+    rec.record(0.0, W0, a0)
+    samples: dict[str, list[np.ndarray]] = {"t": [], "loss": [], "norm_rate": [], "dir_rate": []}
+    status, message = "completed", ""
+    t_end = it.t_end
+    chunk = 2000  # steps (gd) or evaluations (gf) per compiled call; adapted to ~0.2 s
+    max_steps = min(it.max_steps, get_limits().max_steps)
+
+    def report(tnow: float) -> None:
+        if progress is None:
+            return
+        if config.record.spacing == "log" and targets[0] > 0:
+            lo = np.log(targets[0])
+            frac = (np.log(max(tnow, targets[0])) - lo) / max(np.log(t_end) - lo, 1e-12)
+        else:
+            frac = tnow / t_end
+        progress(float(np.clip(frac, 0.0, 1.0)), f"t = {tnow:.4g} of {t_end:.4g}")
+
+    for fi, target in enumerate(targets):
+        reached = False
+        while not reached:
+            if _is_cancelled(cancel):
+                status = "cancelled"
+                message = (f"Cancelled at t = {stepper.t:.4g}; the frames up to then are kept.")
+                break
+            if deadline is not None and time.perf_counter() - start > deadline:
+                status = "deadline"
+                message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} of "
+                           f"{t_end:g}; the partial run is shown. Shorten t_end, lower the width "
+                           "or the data size, or use the adaptive integrator (gf).")
+                break
+            grid = scal_grid[(scal_grid > stepper.t) & (scal_grid <= target)]
+            c0 = time.perf_counter()
+            if ks is not None:
+                todo = int(ks[fi] - stepper.k)
+                adv = stepper.advance(min(todo, chunk), grid)
+                reached = stepper.k >= ks[fi]
+            else:
+                budget = min(chunk, max_steps - (stepper.n_accepted + stepper.n_rejected))
+                if budget <= 0:
+                    status = "max_steps"
+                    message = (f"The adaptive integrator used its step limit ({max_steps}) at "
+                               f"t = {stepper.t:.4g} of {t_end:g}; the partial run is shown. "
+                               "Raise integrator.max_steps or loosen rtol.")
+                    break
+                adv = stepper.advance(float(target), int(budget), grid)
+                reached = adv.status == "ok"
+            dt = time.perf_counter() - c0
+            s = adv.samples
+            for k in samples:
+                samples[k].append(np.asarray(getattr(s, k), float))
+            if adv.status == "diverged":
+                status = "diverged"
+                what = ("the learning rate is too large for this data and scale"
+                        if it.method == "gd" else "the flow blows up (e.g. exponential loss "
+                        "overflow)")
+                message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
+                           f"became infinite or NaN; {what}. Lower lr, the init scale or the "
+                           "output scale c, or use gf.")
+                break
+            chunk = int(np.clip(chunk * (0.2 / max(dt, 1e-4)), 50, 5_000_000))
+            report(stepper.t)
+        if status != "completed":
+            break
+        rec.record(float(target), stepper.W, stepper.a)
+    if status != "completed" and stepper.t > rec.rows["t"][-1]:
+        W, a = stepper.W, stepper.a
+        if np.all(np.isfinite(W)) and np.all(np.isfinite(a)):
+            rec.record(float(stepper.t), W, a)
+    if status == "completed":
+        message = f"Completed: t = {t_end:g}, {stepper.n_evals} gradient evaluations."
+    scalars = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in samples.items()}
+    n_steps = stepper.k if ks is not None else stepper.n_accepted
+    traj = rec.finish(config, scalars, status, message, stepper.n_evals, n_steps,
+                      time.perf_counter() - start)
+    if progress is not None:
+        progress(1.0, message)
+    return traj

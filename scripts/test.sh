@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Set up (idempotent) and run the tests.
+#   bash scripts/test.sh                 # fast suite: -m "not slow" (includes browser tests)
+#   bash scripts/test.sh -m slow         # the long checks
+#   bash scripts/test.sh tests/test_x.py # any pytest arguments
+# Lint (ruff) runs first; pytest runs even if lint fails, so its summary is always printed.
+# Exit code is pytest's; "no tests collected" (pytest exit 5) and a lint failure with
+# passing tests both exit 1.
+set -uo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+
+bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
+
+echo "[test] ruff check ." >&2
+ruff_rc=0
+.venv/bin/python -m ruff check . || ruff_rc=$?
+
+if [[ $# -eq 0 ]]; then
+  set -- -m "not slow"
+fi
+
+.venv/bin/python -m pytest -p no:cacheprovider --durations=15 "$@"
+rc=$?
+if [[ $rc -eq 5 ]]; then
+  echo "[test] pytest collected no tests: treating as failure" >&2
+  exit 1
+fi
+if [[ $rc -eq 0 && $ruff_rc -ne 0 ]]; then
+  echo "[test] tests passed but 'ruff check .' failed (see above): failing" >&2
+  exit 1
+fi
+exit $rc
