@@ -44,7 +44,8 @@ class Direction:
 
     name: str
     vector: np.ndarray  # (d,)
-    kind: str  # "extremal_max" | "extremal_min" | "extremal_saddle" | "signal" | "teacher" | "target"
+    # kind: extremal_max, extremal_min, extremal_saddle, signal, teacher or target
+    kind: str
     note: str = ""
 
 
