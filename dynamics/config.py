@@ -256,15 +256,14 @@ class Config(_Section):
     def with_updates(self, updates: Mapping[str, Any]) -> Config:
         """A copy with dotted-path updates; string values are parsed as in URLs."""
         d = self.to_dict()
+        kind = updates.get("data.kind")
+        if kind is not None and kind != self.data.kind:
+            d["data"] = {"kind": kind}  # a new data kind starts from its own defaults
         for key, value in updates.items():
             if isinstance(value, str):
                 _set_path(d, key, _parse_value(key, value, d))
             else:
                 _set_path(d, key, value)
-        if "data.kind" in updates and updates["data.kind"] != self.data.kind:
-            kind = d["data"]["kind"]
-            d["data"] = {k: v for k, v in d["data"].items()
-                         if k in DATA_CLASSES.get(kind, PointsData).model_fields}
         return Config.from_dict(d)
 
     # -- derived ------------------------------------------------------------------------------
@@ -608,6 +607,8 @@ def from_query(params: Mapping[str, str | list[str]]) -> Config:
         _set_path(d, key, _parse_value(key, raw, d))
     if errs:
         raise ConfigError(errs)
+    if "data" in d:
+        d["data"].setdefault("kind", "points")
     return Config.from_dict(d)
 
 

@@ -34,6 +34,25 @@ class Limits:
         return "EAE_" + field.upper()
 
 
+LIMIT_HELP: dict[str, str] = {
+    "max_width": "hidden neurons m",
+    "max_points": "data points n",
+    "max_dim": "input dimension d (bias included)",
+    "max_frames": "animation frames recorded",
+    "max_scalars": "dense scalar samples",
+    "max_steps": "GD steps, or GF accepted + rejected steps",
+    "max_compute": "steps × n × d × m for a GD run (multiply-adds, roughly)",
+    "deadline_s": "seconds per run before it stops with a partial result",
+    "max_upload_mb": "size of an uploaded data file (MB)",
+    "full_w_budget_mb": "full W per frame recorded only below this size (MB)",
+    "max_concurrent": "simultaneous simulations in one server (0 = number of cores)",
+    "memory_cache_entries": "in-process cache: entries",
+    "memory_cache_mb": "in-process cache: size (MB)",
+    "disk_cache_mb": "persistent cache: size (MB)",
+}
+"""One phrase per limit, for the status page and the docs."""
+
+
 def get_limits() -> Limits:
     """Limits from the environment (``EAE_MAX_WIDTH=...``); bad values fall back to defaults."""
     values = {}

@@ -261,6 +261,7 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
     t_end = it.t_end
     chunk = 2000  # steps (gd) or evaluations (gf) per compiled call; adapted to ~0.2 s
     max_steps = min(it.max_steps, get_limits().max_steps)
+    stalls = 0
 
     def report(tnow: float) -> None:
         if progress is None:
@@ -286,14 +287,17 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
                            "or the data size, or use the adaptive integrator (gf).")
                 break
             grid = scal_grid[(scal_grid > stepper.t) & (scal_grid <= target)]
+            t_before, evals_before = stepper.t, stepper.n_evals
             c0 = time.perf_counter()
             if ks is not None:
                 todo = int(ks[fi] - stepper.k)
                 adv = stepper.advance(min(todo, chunk), grid)
                 reached = stepper.k >= ks[fi]
             else:
-                budget = min(chunk, max_steps - (stepper.n_accepted + stepper.n_rejected))
-                if budget <= 0:
+                steps_left = max_steps - (stepper.n_accepted + stepper.n_rejected)
+                # evaluations: 3 per Bogacki–Shampine step (FSAL), at least one whole step
+                budget = max(4, min(chunk, 3 * steps_left))
+                if steps_left <= 0:
                     status = "max_steps"
                     message = (f"The adaptive integrator used its step limit ({max_steps}) at "
                                f"t = {stepper.t:.4g} of {t_end:g}; the partial run is shown. "
@@ -302,6 +306,13 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
                 adv = stepper.advance(float(target), int(budget), grid)
                 reached = adv.status == "ok"
             dt = time.perf_counter() - c0
+            progressed = stepper.t > t_before or stepper.n_evals > evals_before
+            stalls = 0 if progressed else stalls + 1
+            if stalls > 3:
+                status = "max_steps"
+                message = (f"The integrator made no progress at t = {stepper.t:.4g}; the "
+                           "partial run is shown. Loosen rtol or use gd.")
+                break
             s = adv.samples
             for k in samples:
                 samples[k].append(np.asarray(getattr(s, k), float))
@@ -321,7 +332,8 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
         rec.record(float(target), stepper.W, stepper.a)
     if status != "completed" and stepper.t > rec.rows["t"][-1]:
         W, a = stepper.W, stepper.a
-        if np.all(np.isfinite(W)) and np.all(np.isfinite(a)):
+        finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
+        if finite and np.isfinite(core.loss_value(problem, W, a)):
             rec.record(float(stepper.t), W, a)
     if status == "completed":
         message = f"Completed: t = {t_end:g}, {stepper.n_evals} gradient evaluations."

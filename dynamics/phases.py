@@ -1,0 +1,362 @@
+"""Phase detection: deterministic, documented rules that turn a Trajectory into
+`annotations.Phase` objects (source "detected") with the evidence that fired.
+
+Times are our gradient-flow times. Every threshold is a field of `PhaseRules`.
+
+Rules
+-----
+* **alignment** [0, t_a]: directions move while norms stay small. Needs a small start
+  (max_j ‖w_j(0)‖ < `small_init`). t_a is the earliest of
+  (i) the first frame where ln(max‖w‖(t)/max‖w‖(0)) ≥ `norm_log_fraction` · ln(1/max‖w‖(0)) —
+  with the default ½ this is max‖w‖ ≈ √(max‖w‖(0)), the scale of Min et al.'s Lemma 3
+  (‖w_j‖² ≲ ε for t ≤ T); (ii) the first dense sample where Min et al.'s norm diagnostic
+  Σ_j d‖w_j‖²/dt overtakes their direction diagnostic Σ_j ‖P⊥(−∇_{w_j}L)‖/‖w_j‖
+  (`scalars["norm_rate"] ≥ scalars["dir_rate"]`); (iii) the saddle escape below.
+* **saddle escape** (marker) and **fitting** [t_e, t_c]: t_e is the first frame with
+  |L(t) − L(0)| > `escape_rel`·L(0); fitting lasts until convergence or the end.
+* **convergence** [t_c, end]: from the first frame after which L ≤ `converged_rel`·L(0).
+* **plateau**: a maximal run of frames (t > 0) where the log-log slope |Δln L/Δln t| ≤
+  `plateau_slope`, lasting ≥ `plateau_decades` decades of t, above the convergence level. The
+  first one, if it starts at the first frame, is the initial (saddle) plateau; the end of a
+  later one is a "plateau escape" marker. **accuracy plateau**: a run of frames with constant
+  training accuracy below 1 lasting ≥ `plateau_decades` decades.
+* **activation changes**: from `trajectory.events`, per frame and per output sign, the number of
+  (neuron, point) pairs switched off and on; markers at the last change of each sign group.
+* **Wang & Ma phases I–IV** (two-signal data, frozen output layer): see `wang_ma_phases`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .annotations import Phase, TimeMarker
+from .trajectory import Trajectory
+
+_TINY = 1e-300
+
+
+@dataclass(frozen=True)
+class PhaseRules:
+    """Thresholds of the detection rules (see the module docstring)."""
+
+    small_init: float = 1e-2
+    norm_log_fraction: float = 0.5
+    use_rate_crossing: bool = True
+    escape_rel: float = 0.01
+    converged_rel: float = 1e-3
+    plateau_slope: float = 0.02
+    plateau_decades: float = 0.5
+    condensed_deg: float = 10.0  # Wang & Ma: spread of active directions per sign group
+    count_drop: int = 1  # Wang & Ma: change of a neuron count that starts phase III / IV
+    active_cos: float = 0.02  # Wang & Ma: active on a signal s iff cos∠(w_j, s) > this
+
+
+DEFAULT_RULES = PhaseRules()
+
+
+# ----------------------------------------------------------------------------- basic times
+def alignment_end(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
+                  ) -> tuple[float | None, str]:
+    """End time of the alignment phase and the evidence, or (None, reason) when the start is
+    not small. See rule "alignment" in the module docstring."""
+    mx = traj.norms.max(axis=1)
+    m0 = float(mx[0])
+    if not (0 < m0 < rules.small_init):
+        return None, f"no alignment phase: initial max ‖w_j‖ = {m0:.3g} is not small " \
+                     f"(< {rules.small_init:g})"
+    target = rules.norm_log_fraction * np.log(1.0 / m0)
+    grow = np.log(np.maximum(mx, _TINY) / m0)
+    hit = np.flatnonzero(grow >= target)
+    t_norm = float(traj.t[hit[0]]) if hit.size else None
+    t_rate = None
+    sc = traj.scalars
+    if rules.use_rate_crossing and sc.get("t") is not None and len(sc["t"]):
+        over = np.flatnonzero(np.asarray(sc["norm_rate"]) >= np.asarray(sc["dir_rate"]))
+        if over.size:
+            t_rate = float(sc["t"][over[0]])
+    t_esc = saddle_escape(traj, rules)
+    cands = {"norm": t_norm, "rates": t_rate, "escape": t_esc}
+    valid = {k: v for k, v in cands.items() if v is not None}
+    if not valid:
+        return float(traj.t[-1]), "alignment lasts the whole run (norms stayed small)"
+    key = min(valid, key=lambda k: valid[k])
+    t = valid[key]
+    why = {"norm": f"max‖w‖ reached {np.exp(target) * m0:.3g} = max‖w(0)‖^"
+                   f"{1 - rules.norm_log_fraction:g} (Min et al.'s Lemma 3 scale)",
+           "rates": "norm-change rate Σd‖w_j‖²/dt overtook direction-change rate",
+           "escape": "the loss left its initial plateau"}[key]
+    return t, f"alignment ends at t = {t:.4g}: {why}"
+
+
+def saddle_escape(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> float | None:
+    """First frame time with |L(t) − L(0)| > escape_rel · L(0), or None."""
+    L0 = float(traj.loss[0])
+    hit = np.flatnonzero(np.abs(traj.loss - L0) > rules.escape_rel * max(abs(L0), _TINY))
+    return float(traj.t[hit[0]]) if hit.size else None
+
+
+def convergence_start(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> float | None:
+    """First frame from which L ≤ converged_rel · L(0) for the rest of the run, or None."""
+    below = traj.loss <= rules.converged_rel * max(float(traj.loss[0]), _TINY)
+    if not below[-1]:
+        return None
+    k = len(below) - 1
+    while k > 0 and below[k - 1]:
+        k -= 1
+    return float(traj.t[k])
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs [i, j] (inclusive) of True."""
+    out, i, n = [], 0, len(mask)
+    while i < n:
+        if mask[i]:
+            j = i
+            while j + 1 < n and mask[j + 1]:
+                j += 1
+            out.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def loss_plateaus(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
+                  ) -> list[tuple[float, float, float]]:
+    """(start, end, level) of loss plateaus: runs of frame intervals with |Δln L/Δln t| ≤
+    plateau_slope spanning ≥ plateau_decades decades, with level above the convergence level."""
+    t, L = traj.t[1:], np.maximum(traj.loss[1:], _TINY)
+    if len(t) < 3:
+        return []
+    slope = np.diff(np.log(L)) / np.maximum(np.diff(np.log(t)), _TINY)
+    flat = np.abs(slope) <= rules.plateau_slope
+    conv = rules.converged_rel * max(float(traj.loss[0]), _TINY)
+    out = []
+    for i, j in _runs(flat):
+        t0, t1 = float(t[i]), float(t[j + 1])
+        level = float(np.median(L[i:j + 2]))
+        if np.log10(t1 / t0) >= rules.plateau_decades and level > conv:
+            out.append((t0, t1, level))
+    return out
+
+
+def accuracy_plateaus(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
+                      ) -> list[tuple[float, float, float]]:
+    """(start, end, accuracy) of runs of constant training accuracy < 1 lasting ≥
+    plateau_decades decades (frames with t > 0; classification only)."""
+    if not traj.classification:
+        return []
+    t, acc = traj.t[1:], traj.accuracy[1:]
+    out = []
+    same = np.r_[np.isclose(acc[1:], acc[:-1]), False]
+    for i, j in _runs(same):
+        t0, t1 = float(t[i]), float(t[j + 1]) if j + 1 < len(t) else float(t[j])
+        if acc[i] < 1.0 and t0 > 0 and np.log10(max(t1, t0) / t0) >= rules.plateau_decades:
+            out.append((t0, t1, float(acc[i])))
+    return out
+
+
+# ----------------------------------------------------------------------------- activation events
+def activation_changes(traj: Trajectory) -> dict[str, np.ndarray]:
+    """Per frame: number of (neuron, point) activations switched off / on, split by the sign of
+    the neuron's output weight at that frame. Keys pos_off, pos_on, neg_off, neg_on (F,)."""
+    F = traj.n_frames
+    out = {k: np.zeros(F, dtype=np.int64) for k in ("pos_off", "pos_on", "neg_off", "neg_on")}
+    ev = traj.events
+    if ev is None or len(ev.get("t", ())) == 0:
+        return out
+    fr = np.searchsorted(traj.t, ev["t"])
+    fr = np.clip(fr, 0, F - 1)
+    pos = traj.a[fr, ev["neuron"]] > 0
+    on = ev["on"].astype(bool)
+    for key, sel in (("pos_off", pos & ~on), ("pos_on", pos & on), ("neg_off", ~pos & ~on),
+                     ("neg_on", ~pos & on)):
+        np.add.at(out[key], fr[sel], 1)
+    return out
+
+
+def activation_markers(traj: Trajectory) -> list[TimeMarker]:
+    """Markers at the last activation change of each output-sign group (patterns settled)."""
+    ch = activation_changes(traj)
+    out = []
+    for sign, name in (("pos", "a > 0"), ("neg", "a < 0")):
+        tot = ch[f"{sign}_off"] + ch[f"{sign}_on"]
+        nz = np.flatnonzero(tot)
+        if nz.size:
+            k = int(nz[-1])
+            out.append(TimeMarker(f"last activation change ({name})", float(traj.t[k]),
+                                  "detected", f"{int(tot.sum())} switches in all; "
+                                  f"{int(ch[sign + '_off'].sum())} off, "
+                                  f"{int(ch[sign + '_on'].sum())} on"))
+    return out
+
+
+# ----------------------------------------------------------------------------- generic phases
+def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
+                  ) -> tuple[list[Phase], list[TimeMarker]]:
+    """Alignment, fitting, convergence, loss and accuracy plateaus; markers for the saddle
+    escape, plateau escapes and the last activation changes."""
+    phases: list[Phase] = []
+    markers: list[TimeMarker] = []
+    t_end = float(traj.t[-1])
+    t_a, why = alignment_end(traj, rules)
+    if t_a is not None:
+        phases.append(Phase("alignment", 0.0, t_a, "detected", why))
+    t_e = saddle_escape(traj, rules)
+    t_c = convergence_start(traj, rules)
+    if t_e is not None:
+        markers.append(TimeMarker("saddle escape", t_e, "detected",
+                                  f"loss left L(0) by more than {100 * rules.escape_rel:g} %"))
+        end = t_c if (t_c is not None and t_c > t_e) else t_end
+        phases.append(Phase("fitting", t_e, end, "detected",
+                            f"loss falls from the escape at t = {t_e:.4g}"))
+    if t_c is not None:
+        phases.append(Phase("convergence", t_c, t_end, "detected",
+                            f"L ≤ {rules.converged_rel:g}·L(0) from t = {t_c:.4g} on"))
+    for k, (t0, t1, lev) in enumerate(loss_plateaus(traj, rules)):
+        first = k == 0 and t0 <= float(traj.t[1]) * (1 + 1e-12)
+        name = "initial plateau" if first else "plateau"
+        phases.append(Phase(name, t0, t1, "detected",
+                            f"|d ln L/d ln t| ≤ {rules.plateau_slope:g} over "
+                            f"{np.log10(t1 / t0):.2g} decades at L ≈ {lev:.4g}"))
+        if not first and t1 < t_end * (1 - 1e-9):
+            markers.append(TimeMarker("plateau escape", t1, "detected",
+                                      f"loss leaves the plateau at L ≈ {lev:.4g}"))
+    for t0, t1, acc in accuracy_plateaus(traj, rules):
+        phases.append(Phase("accuracy plateau", t0, t1, "detected",
+                            f"training accuracy constant at {acc:.3g} over "
+                            f"{np.log10(t1 / t0):.2g} decades"))
+    markers.extend(activation_markers(traj))
+    return phases, markers
+
+
+# ----------------------------------------------------------------------------- Wang & Ma
+def _signal_vectors(traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
+    d = traj.directions
+    if "x₊ signal" in d and "x₋ signal" in d:
+        return np.asarray(d["x₊ signal"]), np.asarray(d["x₋ signal"])
+    return traj.X[traj.y > 0].mean(axis=0), traj.X[traj.y < 0].mean(axis=0)
+
+
+def wang_ma_counts(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
+                   ) -> dict[str, np.ndarray]:
+    """Per frame: positive neurons (a_j > 0) active on x₊ ("pos_on_plus") and on x₋
+    ("pos_on_minus"), negative neurons active on x₊ ("neg_on_plus") and on x₋
+    ("neg_on_minus"). Active on a signal s: cos∠(w_j, s) > `rules.active_cos` (from the stored
+    cosines, else from full W). The small margin counts neurons sitting on a boundary
+    ⟨w_j, s⟩ = 0 as inactive: with a frozen output layer they slide along it, and a discrete
+    step makes them chatter across it."""
+    xp, xm = _signal_vectors(traj)
+    cp = traj.cosines.get("x₊ signal")
+    cm = traj.cosines.get("x₋ signal")
+    if cp is None or cm is None:
+        Ws = [traj.W_at(f) for f in range(traj.n_frames)]
+        if any(w is None for w in Ws):
+            raise ValueError("need the signals' cosines or full W at every frame")
+        cp = np.array([(w @ xp) / np.maximum(np.linalg.norm(w, axis=1) * np.linalg.norm(xp),
+                                             _TINY) for w in Ws])
+        cm = np.array([(w @ xm) / np.maximum(np.linalg.norm(w, axis=1) * np.linalg.norm(xm),
+                                             _TINY) for w in Ws])
+    pos = traj.a > 0
+    neg = traj.a < 0
+    thr = rules.active_cos
+    return {
+        "pos_on_plus": ((cp > thr) & pos).sum(axis=1),
+        "pos_on_minus": ((cm > thr) & pos).sum(axis=1),
+        "neg_on_plus": ((cp > thr) & neg).sum(axis=1),
+        "neg_on_minus": ((cm > thr) & neg).sum(axis=1),
+    }
+
+
+def _group_spread(traj: Trajectory, sel: np.ndarray, frame: int) -> float:
+    """Max angle (degrees) between a group's neurons' projected directions and their mean."""
+    P = traj.proj[frame][sel]
+    nrm = np.linalg.norm(P, axis=1)
+    P = P[nrm > 0] / nrm[nrm > 0, None]
+    if len(P) < 2:
+        return 0.0
+    mean = P.sum(axis=0)
+    if np.linalg.norm(mean) <= _TINY:
+        return 180.0
+    mean /= np.linalg.norm(mean)
+    return float(np.degrees(np.arccos(np.clip(P @ mean, -1, 1))).max())
+
+
+def condensation_time(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> float | None:
+    """First frame at which, within each output-sign group, the neurons active on some signal
+    lie within `condensed_deg` of their group's mean direction (in the recorded plane)."""
+    for f in range(1, traj.n_frames):
+        ok = True
+        for sgn in (1, -1):
+            grp = traj.a[f] * sgn > 0
+            W_act = (traj.cosines.get("x₊ signal", np.zeros_like(traj.a))[f] > rules.active_cos) \
+                | (traj.cosines.get("x₋ signal", np.zeros_like(traj.a))[f] > rules.active_cos)
+            if _group_spread(traj, grp & W_act, f) > rules.condensed_deg:
+                ok = False
+                break
+        if ok:
+            return float(traj.t[f])
+    return None
+
+
+def wang_ma_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
+                   ) -> tuple[list[Phase], dict[str, np.ndarray], str]:
+    """Wang & Ma's four phases from logged quantities [reviews' picture; rules derived]:
+
+    * I (condensation, saddle escape): [0, t_I], t_I = max(condensation time, saddle escape).
+    * II (accuracy plateau): from t_I while the training accuracy keeps its value at t_I; ends
+      at the first frame where it changes.
+    * III (positive neurons deactivate on x₋): starts at the first frame after II's start where
+      the count of positive neurons active on x₋ has fallen by ≥ count_drop below its value at
+      II's start; ends where that count reaches its minimum after the start.
+    * IV (negative neurons reactivate on x₊): starts at the first frame after III's start where
+      the count of negative neurons active on x₊ exceeds its running minimum by ≥ count_drop;
+      lasts to the end of the run.
+
+    Returns (phases found, the four counts over frames, a one-line summary with the order)."""
+    counts = wang_ma_counts(traj, rules)
+    t = traj.t
+    t_end = float(t[-1])
+    phases: list[Phase] = []
+    t_cond = condensation_time(traj, rules)
+    t_esc = saddle_escape(traj, rules)
+    if t_cond is None or t_esc is None:
+        return phases, counts, "phase I not completed (no condensation or no saddle escape)"
+    t_I = max(t_cond, t_esc)
+    phases.append(Phase("Phase I", 0.0, t_I, "detected",
+                        f"condensed (≤ {rules.condensed_deg:g}°) at t = {t_cond:.4g}; loss left "
+                        f"L(0) at t = {t_esc:.4g}"))
+    fI = int(np.searchsorted(t, t_I))
+    acc0 = traj.accuracy[fI]
+    diff = np.flatnonzero(~np.isclose(traj.accuracy[fI:], acc0))
+    if diff.size == 0:
+        phases.append(Phase("Phase II", t_I, t_end, "detected",
+                            f"accuracy stays at {acc0:.3g} to the end"))
+        return phases, counts, "I → II (no escape from the accuracy plateau)"
+    fII = fI + int(diff[0])
+    phases.append(Phase("Phase II", t_I, float(t[fII]), "detected",
+                        f"training accuracy constant at {acc0:.3g} for "
+                        f"{np.log10(max(t[fII], 1e-300) / max(t_I, 1e-300)):.2g} decades"))
+    pm = counts["pos_on_minus"]
+    drop = np.flatnonzero(pm[fI:] <= pm[fI] - rules.count_drop)
+    if drop.size == 0:
+        return phases, counts, "I → II (no deactivation of positive neurons on x₋)"
+    fIII = fI + int(drop[0])
+    fmin = fIII + int(np.argmin(pm[fIII:]))
+    nm = counts["neg_on_plus"]
+    run_min = np.minimum.accumulate(nm[fIII:])
+    rise = np.flatnonzero(nm[fIII:] >= run_min + rules.count_drop)
+    end_III = float(t[fmin])
+    if rise.size:
+        fIV = fIII + int(rise[0])
+        end_III = min(end_III, float(t[fIV])) if fmin > fIII else float(t[fIV])
+    phases.append(Phase("Phase III", float(t[fIII]), max(end_III, float(t[fIII])), "detected",
+                        f"positive neurons active on x₋: {int(pm[fI])} → {int(pm[fmin])}"))
+    if rise.size == 0:
+        return phases, counts, "I → II → III (no reactivation of negative neurons on x₊)"
+    phases.append(Phase("Phase IV", float(t[fIV]), t_end, "detected",
+                        f"negative neurons active on x₊: {int(run_min[rise[0]])} → "
+                        f"{int(nm[-1])} at the end"))
+    return phases, counts, "I → II → III → IV"

@@ -1,0 +1,92 @@
+"""About & status: the service's counters, cache sizes, the active limits (with their
+environment variables) and library versions. Nothing here computes dynamics."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import fields
+from importlib.metadata import PackageNotFoundError, version
+
+import pandas as pd
+import streamlit as st
+
+from dynamics.limits import LIMIT_HELP, Limits, get_limits
+from dynamics.service import Service, default_service
+
+
+@st.cache_resource(show_spinner=False)
+def get_service() -> Service:
+    """The process-wide service, held once per server process."""
+    return default_service()
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n / 1e3:,.1f} kB"
+
+
+def _version(pkg: str) -> str:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _limits_table(active: Limits) -> pd.DataFrame:
+    default = Limits()
+    rows = []
+    for f in fields(Limits):
+        value, base = getattr(active, f.name), getattr(default, f.name)
+        rows.append({
+            "limit": f.name,
+            "environment variable": active.env_name(f.name),
+            "value": f"{value:g}" if isinstance(value, float) else str(value),
+            "default": f"{base:g}" if isinstance(base, float) else str(base),
+            "meaning": LIMIT_HELP.get(f.name, ""),
+        })
+    return pd.DataFrame(rows)
+
+
+st.title("About & status")
+st.caption("Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
+           "small initialisation. Every run goes through one cached service per server process.")
+
+service = get_service()
+stats = service.stats()
+
+st.subheader("Service")
+row = st.columns(4)
+row[0].metric("Memory hits", f"{stats['memory_hits']:,}")
+row[1].metric("Disk hits", f"{stats['disk_hits']:,}")
+row[2].metric("Computed", f"{stats['computations']:,}", help="simulations started")
+row[3].metric("Joined a run in flight", f"{stats['joined']:,}",
+              help="requests that waited for an identical run already computing")
+row = st.columns(4)
+row[0].metric("Running now", f"{stats['running']} of {stats['max_concurrent']}")
+row[1].metric("Queued", f"{stats['queued']}")
+row[2].metric("Cancelled", f"{stats['cancelled']:,}")
+row[3].metric("Errors", f"{stats['errors']:,}")
+
+st.subheader("Caches")
+row = st.columns(3)
+row[0].metric("Memory entries", f"{stats['memory_entries']} of {stats['memory_limit_entries']}")
+row[1].metric("Memory size", _mb(stats["memory_bytes"]),
+              help=f"limit {_mb(stats['memory_limit_bytes'])}")
+row[2].metric("Disk size", _mb(stats["disk_bytes"]),
+              help=f"{stats['disk_entries']} entries; limit {_mb(stats['disk_limit_bytes'])}")
+st.caption(f"Disk cache: `{service.cache_dir}` (set EAE_CACHE_DIR to move it). Counters count "
+           "since this server process started.")
+if st.button("Clear memory cache", help="drop the in-process cache; the disk cache stays"):
+    service.clear_memory()
+    st.success("Memory cache cleared.")
+
+st.subheader("Limits")
+st.caption("Each limit is read from its environment variable (EAE_ + the name in capitals); "
+           "configurations over a limit are refused with a message naming it.")
+st.dataframe(_limits_table(get_limits()), hide_index=True, width="stretch")
+
+st.subheader("Versions")
+st.dataframe(pd.DataFrame(
+    [{"package": p, "version": _version(p)}
+     for p in ("numpy", "numba", "scipy", "streamlit", "plotly", "pydantic", "diskcache")]
+    + [{"package": "python", "version": platform.python_version()}]),
+    hide_index=True)

@@ -1,0 +1,270 @@
+"""Sweeps: run a grid of configurations on Dask and see a paper's scaling claim as a picture.
+
+Thin: widgets → Sweep spec (dynamics.sweep) → run on the Dask cluster held in st.cache_resource
+(a worker thread submits; this script polls and updates the progress bar) → figures (viz.sweeps),
+the table and downloads. The chosen built-in and its size are bound to the URL.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from dynamics import sweep as sw
+from viz import sweeps as vs
+
+KEY = "sweeps"
+PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+FIELDS = ["init.scale", "init.scheme", "init.normalisation", "model.width", "model.gamma",
+          "model.c", "data.angle_deg", "data.p", "data.d", "data.noise", "loss.kind",
+          "loss.reduction", "integrator.t_end", "integrator.lr", "integrator.rtol",
+          "integrator.method", "other…"]
+
+
+@dataclass
+class Job:
+    """A sweep running in a background thread; the script thread only reads it."""
+
+    spec: sw.Sweep
+    total: int
+    cancel: threading.Event = field(default_factory=threading.Event)
+    done: int = 0
+    last: str = ""
+    result: sw.SweepResult | None = None
+    error: str = ""
+    started: float = field(default_factory=time.monotonic)
+    thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+
+@st.cache_resource(show_spinner="Starting the Dask cluster…")
+def dask_client() -> Any:
+    """The Dask client of this server process (a LocalCluster unless DASK_SCHEDULER_ADDRESS)."""
+    return sw.get_client()
+
+
+def _start(spec: sw.Sweep) -> Job:
+    job = Job(spec=spec, total=spec.n_points())
+
+    def progress(done: int, total: int, row: dict[str, Any]) -> None:
+        job.done = done
+        job.last = f"point {row.get('index')}: {row.get('status')}"
+
+    def work() -> None:
+        try:
+            job.result = sw.run_sweep(spec, client=dask_client(), progress=progress,
+                                      cancel=job.cancel)
+        except Exception as e:  # shown on the page, never a traceback
+            job.error = f"{type(e).__name__}: {e}"
+
+    job.thread = threading.Thread(target=work, daemon=True, name="eae-sweep-page")
+    job.thread.start()
+    return job
+
+
+# ----------------------------------------------------------------------------- the spec
+def _url_defaults() -> tuple[str, bool]:
+    qp = st.query_params
+    name = qp.get("sweep", "trap_probability")
+    if name not in sw.BUILTINS and name != "custom":
+        name = "trap_probability"
+    return name, qp.get("size", "quick") != "full"
+
+
+def _builtin_panel(default: str, quick_default: bool) -> tuple[sw.Sweep | None, str]:
+    names = list(sw.BUILTINS)
+    name = st.selectbox("Built-in sweep", names, index=names.index(default)
+                        if default in names else 0,
+                        format_func=lambda n: sw.BUILTINS[n].title, key=f"{KEY}.builtin")
+    size = st.radio("Size", ["quick", "full"], index=0 if quick_default else 1,
+                    horizontal=True, key=f"{KEY}.size",
+                    help="quick: about a minute on 2 cores; full: the paper's grid "
+                         "(hours on 2 cores; meant for a cluster)")
+    b = sw.BUILTINS[name]
+    st.caption(f"**{b.paper}** — {b.claim}")
+    st.query_params["sweep"] = name
+    st.query_params["size"] = size
+    return sw.builtin_sweep(name, quick=size == "quick"), name
+
+
+def _axis_widgets(i: int) -> dict[str, Any] | None:
+    cols = st.columns([2, 1.2, 3])
+    choice = cols[0].selectbox(f"Axis {i + 1} field", FIELDS, key=f"{KEY}.ax{i}.field",
+                               index=i if i < 3 else 0)
+    fld = (cols[0].text_input("dotted field", key=f"{KEY}.ax{i}.other",
+                              placeholder="e.g. data.n_per") if choice == "other…" else choice)
+    mode = cols[1].radio("as", ["values", "log", "linear"], key=f"{KEY}.ax{i}.mode",
+                         horizontal=False)
+    if mode == "values":
+        text = cols[2].text_input("values (comma-separated)", key=f"{KEY}.ax{i}.values",
+                                  value={0: "1e-3, 1e-2, 0.1, 1", 1: "balanced, gaussian, "
+                                         "dominated", 2: "0, 0.05"}.get(i, ""))
+        vals = [_parse_scalar(v) for v in text.split(",") if v.strip()]
+        return {"field": fld, "values": vals} if fld else None
+    c = cols[2].columns(3)
+    lo = c[0].number_input("start", value=1e-3, format="%g", key=f"{KEY}.ax{i}.lo")
+    hi = c[1].number_input("stop", value=1.0, format="%g", key=f"{KEY}.ax{i}.hi")
+    n = c[2].number_input("count", value=4, min_value=1, max_value=200, step=1,
+                          key=f"{KEY}.ax{i}.n")
+    return {"field": fld, mode: [lo, hi, int(n)]} if fld else None
+
+
+def _parse_scalar(text: str) -> Any:
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def _compose_panel() -> tuple[sw.Sweep | None, str]:
+    start = st.selectbox("Start from the base of", list(sw.BUILTINS),
+                         format_func=lambda n: sw.BUILTINS[n].title, key=f"{KEY}.basefrom",
+                         index=list(sw.BUILTINS).index("trap_probability"))
+    base = sw.builtin_sweep(start, quick=True).base
+    with st.expander("Base configuration (JSON)", expanded=False):
+        text = st.text_area("base", value=json.dumps(base.to_dict(), indent=1), height=260,
+                            key=f"{KEY}.base.{start}", label_visibility="collapsed")
+    n_axes = st.radio("Axes", [1, 2, 3], index=1, horizontal=True, key=f"{KEY}.naxes")
+    axes = [a for a in (_axis_widgets(i) for i in range(n_axes)) if a]
+    seeds = st.number_input("Seeds per point", min_value=1, max_value=50, value=2,
+                            key=f"{KEY}.seeds")
+    st.query_params["sweep"] = "custom"
+    st.query_params.pop("size", None)
+    try:
+        base_d = json.loads(text)
+    except ValueError as e:
+        st.error(f"The base configuration is not valid JSON: {e}")
+        return None, "custom"
+    try:
+        return sw.Sweep.from_dict({"name": "custom sweep", "base": base_d, "axes": axes,
+                                   "seeds": int(seeds)}), "custom"
+    except sw.SweepError as e:
+        st.error("The sweep is not valid:\n\n" + "\n".join(f"- `{p}`: {m}"
+                                                          for p, m in e.errors))
+        return None, "custom"
+
+
+# ----------------------------------------------------------------------------- page
+st.markdown("### Sweeps")
+st.caption("Run a grid of settings (axes × seeds) on the Dask cluster and see how a quantity "
+           "scales. Built-ins turn the papers' scaling claims into a picture with a fitted line "
+           "and the theory's line (or the paper's numbers) beside it. Points already computed "
+           "anywhere come from the shared cache.")
+
+default_name, default_quick = _url_defaults()
+job: Job | None = st.session_state.get(f"{KEY}.job")
+busy = job is not None and job.running
+
+with st.container(border=True):
+    mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
+                    index=1 if default_name == "custom" else 0, disabled=busy)
+    if mode == "Built-in":
+        spec, chosen = _builtin_panel(default_name if default_name != "custom"
+                                      else "trap_probability", default_quick)
+    else:
+        spec, chosen = _compose_panel()
+    if spec is not None:
+        axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
+        st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
+                   f"{spec.description}")
+    c1, c2, _ = st.columns([1, 1, 4])
+    run_clicked = c1.button("Run sweep", type="primary", disabled=busy or spec is None,
+                            key=f"{KEY}.run")
+    if c2.button("Cancel", disabled=not busy, key=f"{KEY}.cancel") and job is not None:
+        job.cancel.set()
+
+if run_clicked and spec is not None:
+    job = _start(spec)
+    st.session_state[f"{KEY}.job"] = job
+    st.session_state.pop(f"{KEY}.result", None)
+    st.session_state[f"{KEY}.result_name"] = chosen
+    busy = True
+
+
+@st.fragment(run_every=0.5)
+def _progress() -> None:
+    j: Job | None = st.session_state.get(f"{KEY}.job")
+    if j is None:
+        return
+    if j.running:
+        frac = j.done / max(j.total, 1)
+        state = "cancelling…" if j.cancel.is_set() else j.last
+        st.progress(frac, text=f"{j.done} of {j.total} runs done "
+                               f"({time.monotonic() - j.started:.0f} s) — {state}")
+        return
+    # finished: hand the result to the page and redraw it once
+    st.session_state.pop(f"{KEY}.job", None)
+    if j.error:
+        st.session_state[f"{KEY}.error"] = j.error
+    elif j.result is not None:
+        st.session_state[f"{KEY}.result"] = j.result
+    st.rerun()
+
+
+if busy:
+    _progress()
+
+if err := st.session_state.pop(f"{KEY}.error", None):
+    st.error(f"The sweep could not run: {err}")
+
+res: sw.SweepResult | None = st.session_state.get(f"{KEY}.result")
+if res is not None:
+    df = res.frame
+    counts = ", ".join(f"{v} {k}" for k, v in res.status_counts().items())
+    msg = (f"{len(df)} runs in {res.elapsed_s:.1f} s on {res.n_workers} Dask workers "
+           f"({res.scheduler}): {counts}.")
+    (st.warning if res.cancelled else st.success)(("Cancelled. " if res.cancelled else "")
+                                                   + msg)
+    name = res.sweep.builtin
+    tabs = st.tabs(["Scaling plot" if name else "Plot", "Explore", "Table"])
+    axes = list(res.sweep.axis_fields)
+    numeric = [c for c in res.sweep.record if c != "phases"]
+    with tabs[0]:
+        if name and name in vs.BUILTIN_FIGURES:
+            st.plotly_chart(vs.builtin_figure(name, df), theme=None, config=PLOTLY_CONFIG,
+                            key=f"{KEY}.fig.builtin")
+            st.caption(sw.BUILTINS[name].claim)
+        else:
+            y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0")
+            st.plotly_chart(vs.default_figure(df, axes, y), theme=None,
+                            config=PLOTLY_CONFIG, key=f"{KEY}.fig.default")
+    with tabs[1]:
+        cc = st.columns(3)
+        y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
+                            index=numeric.index("final_loss") if "final_loss" in numeric else 0)
+        kind = cc[1].radio("Chart", ["lines", "heatmap"], horizontal=True, key=f"{KEY}.kind",
+                           index=1 if len(axes) >= 2 else 0)
+        if kind == "heatmap" and len(axes) < 2:
+            st.info("A heatmap needs two axes; showing lines.")
+            kind = "lines"
+        if axes:
+            x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x")
+            rest = [a for a in axes if a != x]
+            fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
+                   else vs.lines_figure(df, x, y, color=rest[0] if rest else None))
+            st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key=f"{KEY}.fig.explore")
+    with tabs[2]:
+        st.dataframe(df, hide_index=True, key=f"{KEY}.table")
+    stem = (name or "sweep").replace(" ", "_")
+    d1, d2, d3, _ = st.columns([1, 1, 1, 3])
+    d1.download_button("CSV", res.to_csv_bytes(), f"{stem}.csv", "text/csv", key=f"{KEY}.csv")
+    d2.download_button("Parquet", res.to_parquet_bytes(), f"{stem}.parquet",
+                       "application/octet-stream", key=f"{KEY}.parquet")
+    d3.download_button("Sweep JSON", res.sweep.to_json(), f"{stem}.json", "application/json",
+                       key=f"{KEY}.json")
+elif not busy:
+    st.info("Pick a sweep and press **Run sweep**. The quick built-ins take about a minute on "
+            "two cores; the table, the plot and the downloads appear here.")

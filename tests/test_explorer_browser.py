@@ -1,0 +1,75 @@
+"""The Explorer in a real browser: the chart has frames, Play advances the slider, and a shared
+link reopens the same settings. Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import wait_for_streamlit_idle
+
+CHART_JS = """() => {
+  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  const s = gd._fullLayout.sliders && gd._fullLayout.sliders[0];
+  return {
+    steps: s ? s.steps.length : 0,
+    active: s ? s.active : -1,
+    frames: gd._transitionData ? gd._transitionData._frames.length : 0,
+    title: gd.layout.title && gd.layout.title.text,
+    xaxis2: gd._fullLayout.xaxis2 && gd._fullLayout.xaxis2.type,
+    width: gd._fullLayout.width,
+    height: gd._fullLayout.height,
+  };
+}"""
+
+
+def _open(page, url: str) -> dict:
+    page.goto(url)
+    wait_for_streamlit_idle(page, timeout=180)
+    info = page.evaluate(CHART_JS)
+    assert info is not None, "no plotly chart on the page"
+    return info
+
+
+@pytest.mark.browser
+def test_explorer_animates_and_shares(streamlit_server, page, screenshot_dir):
+    info = _open(page, f"{streamlit_server}/explorer")
+    assert info["frames"] > 10
+    assert info["steps"] == info["frames"]
+    assert info["active"] == 0
+    assert "width m = 50" in info["title"]
+    assert info["width"] <= 1400 and info["height"] <= 900
+    page.screenshot(path=screenshot_dir / "explorer_default.png", full_page=False)
+
+    # Play: the slider advances through the frames in the browser (no server round trip)
+    page.locator(".updatemenu-button").first.click()
+    page.wait_for_function(
+        """() => {
+          const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+          return gd._fullLayout.sliders[0].active > 5;
+        }""", timeout=20_000)
+    page.screenshot(path=screenshot_dir / "explorer_mid_animation.png", full_page=False)
+    page.locator(".updatemenu-button").nth(1).click()  # pause
+    paused = page.evaluate(CHART_JS)["active"]
+    assert paused > 5
+
+    # a shared link reopens the same settings
+    link = (f"{streamlit_server}/explorer?model.width=9&loss.kind=logistic"
+            "&init.scale=0.01&view.time_axis=linear")
+    info = _open(page, link)
+    assert "width m = 9" in info["title"] and "logistic loss" in info["title"]
+    assert "ε = 0.01" in info["title"]
+    assert info["xaxis2"] == "linear"
+    assert page.get_by_role("spinbutton", name="width m").input_value() == "9"
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert "logistic" in sidebar.inner_text()
+    assert "model.width=9" in page.url  # the URL keeps the state
+    page.screenshot(path=screenshot_dir / "explorer_shared_url.png", full_page=False)
+
+
+@pytest.mark.browser
+def test_explorer_bad_link_warns(streamlit_server, page, screenshot_dir):
+    _open(page, f"{streamlit_server}/explorer?model.width=lots&view.radius=huge")
+    text = page.locator('[data-testid="stAlert"]').first.inner_text()
+    assert "model.width" in text and "view.radius" in text
+    assert page.get_by_role("spinbutton", name="width m").input_value() == "50"

@@ -1,0 +1,44 @@
+"""A light load check (the full one is `bench/load.py`): four browser sessions open the
+Explorer at once on a fresh server — two on the same link, two on different configurations —
+and every one draws its chart without an exception, while the shared link is computed once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.load import measure_sessions, read_counters, session_urls, warm_numba_cache
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.browser
+def test_four_sessions_at_once_shared_link_computed_once(start_streamlit, browser,
+                                                         tmp_path) -> None:
+    assert (REPO_ROOT / "pages" / "explorer.py").exists(), "the Explorer page is missing"
+    assert (REPO_ROOT / "pages" / "status.py").exists(), "the status page (counters) is missing"
+    warm_numba_cache()  # measure serving, not JIT compilation (the image is built warm too)
+    base = start_streamlit("app.py", env={"EAE_CACHE_DIR": str(tmp_path / "cache")})
+
+    before = read_counters(browser, base)
+    assert "Computed" in before, f"no service counters on the status page: {before}"
+    urls = session_urls(base, n_sessions=4, n_shared=2)
+    sessions = measure_sessions(browser, urls, timeout_s=300)
+    after = read_counters(browser, base)
+
+    for s in sessions:
+        where = f"session on {s.url}"
+        assert not s.timed_out, f"{where} did not finish: {s}"
+        assert s.time_to_chart_s is not None, f"{where} drew no chart"
+        assert not s.exceptions, f"{where} shows an exception: {s.exceptions}"
+        assert not s.page_errors, f"{where} had page errors: {s.page_errors}"
+        assert not s.console_errors, f"{where} logged console errors: {s.console_errors}"
+
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    distinct = len({u for u, _ in urls})
+    assert distinct == 3
+    # the shared link was computed once: one simulation per distinct configuration, and the
+    # second shared session joined the run in flight or found it in memory
+    assert delta["Computed"] == distinct, delta
+    assert delta.get("Joined a run in flight", 0) + delta.get("Memory hits", 0) >= 1, delta

@@ -1,0 +1,223 @@
+"""Spec tests of the main figure on real (tiny) simulated trajectories."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dynamics.annotations import Analysis, Direction, Phase, TimeMarker
+from dynamics.config import Config
+from dynamics.simulate import simulate
+from viz.main_figure import as_array, figure_json_size, frame_indices, main_figure, neuron_subset
+
+
+def _cfg(**updates: object) -> Config:
+    base: dict = {"model": {"width": 12}, "integrator": {"t_end": 40.0},
+                  "record": {"frames": 30, "scalars": 60}}
+    for path, value in updates.items():
+        sec, key = path.split("__")
+        base.setdefault(sec, {})[key] = value
+    return Config.from_dict(base)
+
+
+@pytest.fixture(scope="module")
+def traj():
+    return simulate(_cfg())
+
+
+@pytest.fixture(scope="module")
+def long_traj():
+    return simulate(_cfg(record__frames=260, model__width=6))
+
+
+def _analysis() -> Analysis:
+    return Analysis(
+        phases=(Phase("alignment", 0.0, 5.0, "detected", "rule fired"),
+                Phase("growth", 5.0, 30.0, "predicted")),
+        markers=(TimeMarker("T₁", 3.0, "predicted"), TimeMarker("fit", 20.0, "detected")),
+        directions=(Direction("e₁ max", np.array([1.0, 0.0]), "extremal_max"),
+                    Direction("diag min", np.array([-1.0, -1.0]), "extremal_min")),
+        cone_normals=np.array([[1.0, 0.0]]),
+    )
+
+
+def _trace(fig, name: str):
+    hits = [t for t in fig.data if t.name == name]
+    assert hits, f"no trace named {name!r}: {[t.name for t in fig.data]}"
+    return hits[0]
+
+
+def _time_axes(fig) -> list[str]:
+    return [k for k in fig.layout.to_plotly_json() if k.startswith("xaxis") and k != "xaxis"]
+
+
+def test_frames_match_slider_and_update_neurons(traj):
+    fig = main_figure(traj)
+    steps = fig.layout.sliders[0].steps
+    assert 2 <= len(fig.frames) <= 200
+    assert len(fig.frames) == len(steps) == traj.n_frames
+    i_pos = list(fig.data).index(_trace(fig, "a_j > 0"))
+    i_neg = list(fig.data).index(_trace(fig, "a_j < 0"))
+    cursors = [i for i, t in enumerate(fig.data) if t.name == "time cursor"]
+    assert len(cursors) == len(_time_axes(fig)) == 3  # norms, loss, accuracy
+    first, last = fig.frames[0], fig.frames[-1]
+    for fr in (first, last):
+        assert i_pos in fr.traces and i_neg in fr.traces
+        assert set(cursors) <= set(fr.traces)
+        assert len(fr.traces) < len(fig.data)  # only the moving traces
+    # the neurons really move between the first and the last frame
+    k = list(first.traces).index(i_pos)
+    x0, x1 = as_array(first.data[k].x), as_array(last.data[k].x)
+    assert x0.shape == x1.shape and not np.allclose(x0, x1)
+    # the slider's steps animate to the frames in order, labelled by time
+    assert [s.args[0][0] for s in steps] == [f.name for f in fig.frames]
+    assert steps[-1].label == f"{traj.t[-1]:.3g}"
+
+
+def test_frames_subsampled_to_at_most_200(long_traj):
+    assert long_traj.n_frames > 200
+    fig = main_figure(long_traj)
+    assert len(fig.frames) == len(fig.layout.sliders[0].steps) <= 200
+    assert fig.layout.sliders[0].steps[-1].label == f"{long_traj.t[-1]:.3g}"
+    idx = frame_indices(long_traj.n_frames, 200)
+    assert idx[0] == 0 and idx[-1] == long_traj.n_frames - 1 and np.all(np.diff(idx) > 0)
+
+
+def test_normalised_radius_puts_largest_neuron_on_unit_circle(traj):
+    fig = main_figure(traj, radius="normalised")
+    for fr in (fig.frames[0], fig.frames[-1]):
+        r = np.concatenate([np.hypot(as_array(d.x), as_array(d.y)) for d in fr.data[:2]])
+        assert r.max() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_phases_and_markers_on_every_time_axis(traj):
+    fig = main_figure(traj, _analysis())
+    axes = _time_axes(fig)
+    shapes = fig.layout.shapes
+    for xa in axes:
+        ref = "x" + xa.removeprefix("xaxis")
+        names = {s.name for s in shapes if s.xref == ref}
+        assert {"phase:alignment:detected", "phase:growth:predicted"} <= names, xa
+        assert {"marker:T₁:predicted", "marker:fit:detected"} <= names, xa
+    detected = next(s for s in shapes if s.name == "phase:alignment:detected")
+    predicted = next(s for s in shapes if s.name == "phase:growth:predicted")
+    assert detected.line.width == 0 and predicted.line.dash == "dash"
+    assert next(s for s in shapes if s.name == "marker:T₁:predicted").line.dash == "dash"
+    assert next(s for s in shapes if s.name == "marker:fit:detected").line.dash == "solid"
+    labels = [a.text for a in fig.layout.annotations]
+    assert "alignment" in labels and "growth (predicted)" in labels and "T₁" in labels
+
+
+def test_no_phase_shapes_without_analysis(traj):
+    fig = main_figure(traj)
+    assert not [s for s in fig.layout.shapes if str(s.name).startswith(("phase", "marker"))]
+
+
+def test_overlays_are_projected_onto_the_plane(traj):
+    fig = main_figure(traj, _analysis())
+    ray = _trace(fig, "e₁ max (max)")
+    x, y = as_array(ray.x), as_array(ray.y)
+    assert x[1] > 1.0 and abs(y[1]) < 1e-9  # plane axis 1 is drawn along x
+    diag = _trace(fig, "diag min (min)")
+    dx, dy = as_array(diag.x)[1], as_array(diag.y)[1]
+    assert dx < 0 and dy < 0 and dx == pytest.approx(dy)
+    assert ray.line.dash != diag.line.dash  # max and min styled apart
+    cones = _trace(fig, "cone edges")  # the boundary of x = e₁ is the y axis
+    cx = np.array([v for v in cones.x if v is not None], dtype=float)
+    assert np.allclose(cx, 0.0, atol=1e-9)
+
+
+def test_off_plane_direction_is_shortened():
+    tr = simulate(Config.from_dict({"data": {"kind": "teacher", "d": 4}, "model": {"width": 6},
+                                    "integrator": {"t_end": 5.0},
+                                    "record": {"frames": 8, "scalars": 20}}))
+    e3 = tr.plane[0] * 0.6 + 0.8 * _orth(tr.plane)
+    fig = main_figure(tr, Analysis(directions=(Direction("tilted", e3, "target"),)))
+    ray = _trace(fig, "tilted (target)")
+    length = math.hypot(as_array(ray.x)[1], as_array(ray.y)[1])
+    assert length == pytest.approx(0.6 * 1.2, rel=1e-6)
+    assert fig.layout.xaxis.title.text.startswith(tr.plane_names[0])
+    assert "plane axis" in fig.layout.xaxis.title.text
+
+
+def _orth(plane: np.ndarray) -> np.ndarray:
+    d = plane.shape[1]
+    for i in range(d):
+        v = np.eye(d)[i] - plane.T @ (plane @ np.eye(d)[i])
+        if np.linalg.norm(v) > 1e-6:
+            return v / np.linalg.norm(v)
+    raise AssertionError("no orthogonal vector")
+
+
+def test_time_axis_options_change_axis_types(traj):
+    log = main_figure(traj, time_axis="log")
+    lin = main_figure(traj, time_axis="linear")
+    assert log.layout.xaxis2.type == "log" and lin.layout.xaxis2.type == "linear"
+    assert log.layout.xaxis4.type == "log"
+    eps = traj.config.init.scale
+    scaled = main_figure(traj, time_axis="linear", time_scale="t_over_log_inv_eps")
+    assert scaled.layout.xaxis2.range[1] == pytest.approx(traj.t[-1] / math.log(1 / eps))
+    assert "ln(1/ε)" in scaled.layout.xaxis4.title.text
+    assert lin.layout.xaxis2.range[1] == pytest.approx(traj.t[-1])
+    # the cursor follows the time unit
+    cur = next(t for t in scaled.data if t.name == "time cursor")
+    k = list(scaled.frames[-1].traces).index(list(scaled.data).index(cur))
+    assert scaled.frames[-1].data[k].x[0] == pytest.approx(traj.t[-1] / math.log(1 / eps))
+
+
+def test_log_radius_is_fixed_scale(traj):
+    fig = main_figure(traj, radius="log")
+    r_first = np.concatenate([np.hypot(as_array(d.x), as_array(d.y))
+                              for d in fig.frames[0].data[:2]])
+    r_last = np.concatenate([np.hypot(as_array(d.x), as_array(d.y))
+                             for d in fig.frames[-1].data[:2]])
+    assert r_first.max() < r_last.max() <= 1.0 + 1e-6  # neurons grow outward on a log scale
+
+
+def test_status_message_in_title():
+    tr = simulate(Config.from_dict({"init": {"scale": 1.0}, "model": {"width": 4},
+                                    "loss": {"kind": "exponential"},
+                                    "integrator": {"method": "gd", "lr": 60.0, "t_end": 6000.0},
+                                    "record": {"frames": 10, "scalars": 20}}))
+    assert tr.status == "diverged"
+    fig = main_figure(tr)
+    assert tr.message[:30] in fig.layout.title.text
+    ok = main_figure(simulate(_cfg(record__frames=5)))
+    assert "⚠" not in ok.layout.title.text
+
+
+def test_regression_data_has_no_accuracy_panel():
+    tr = simulate(Config.from_dict({"data": {"kind": "three_point"}, "model": {"width": 8},
+                                    "integrator": {"t_end": 10.0},
+                                    "record": {"frames": 10, "scalars": 20}}))
+    fig = main_figure(tr)
+    assert len(_time_axes(fig)) == 2
+    assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "bias"
+
+
+def test_large_width_limits_curves_and_size():
+    tr = simulate(Config.from_dict({"model": {"width": 500}, "integrator": {"t_end": 40.0},
+                                    "record": {"frames": 250, "scalars": 100}}))
+    fig = main_figure(tr)
+    size = figure_json_size(fig)
+    assert size < 5_000_000, size
+    assert fig.layout.meta["norm_curves"] <= 150
+    assert _trace(fig, "max ‖w_j‖") is not None and _trace(fig, "median ‖w_j‖") is not None
+    assert len(fig.frames) == 200
+
+
+def test_neuron_subset_is_deterministic_and_keeps_the_largest():
+    rng = np.random.default_rng(1)
+    norms = rng.random(1000)
+    a, b = neuron_subset(norms, 150), neuron_subset(norms, 150)
+    assert np.array_equal(a, b) and a.size <= 150
+    assert np.argmax(norms) in a
+    assert np.array_equal(neuron_subset(norms[:10], 150), np.arange(10))
+
+
+def test_presenter_mode_is_larger(traj):
+    base, big = main_figure(traj), main_figure(traj, presenter=True)
+    assert big.layout.font.size > base.layout.font.size >= 14
+    assert big.layout.height >= base.layout.height

@@ -1,0 +1,125 @@
+"""Running a config through the service from a page: a cached service accessor, a progress bar
+with a Cancel button for runs that take a while, the analysis, and a shared figure cache.
+
+The service calls `progress` in the calling (script) thread while it waits for the
+simulation, which runs in the service's own worker thread; so the bar is updated from the
+script thread, and a click on Cancel (a rerun request) interrupts the wait at the next update:
+the service then drops this waiter and stops the simulation if nobody else waits for it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from dynamics.annotations import Analysis
+from dynamics.config import Config
+from dynamics.service import Service, ServiceError, default_service
+from dynamics.trajectory import Trajectory
+from viz.main_figure import main_figure
+
+from .state import KEY_PREFIX, ViewOptions
+
+SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
+UPDATE_EVERY_S = 0.1
+
+
+@st.cache_resource(show_spinner=False)
+def get_service() -> Service:
+    """The process-wide service, held once per server process."""
+    return default_service()
+
+
+def _mark_cancelled(state_key: str, cache_key: str) -> None:
+    st.session_state[state_key] = cache_key
+
+
+def _clear_cancelled(state_key: str) -> None:
+    st.session_state.pop(state_key, None)
+
+
+def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None:
+    """The trajectory for `config`: at once from the cache, else computed with a progress bar
+    (shown after SHOW_PROGRESS_AFTER_S) and a Cancel button. None when the user cancelled this
+    config (an info box with a "Run" button is shown instead) or the service failed (an error
+    message is shown)."""
+    service = get_service()
+    ck = config.cache_key()
+    cancelled_key = f"{prefix}._cancelled"
+    try:
+        hit = service.peek(config)
+    except Exception:  # a damaged cache entry must not break the page
+        hit = None
+    if hit is not None:
+        return hit
+    if st.session_state.get(cancelled_key) == ck:
+        with st.container(border=True):
+            st.info("The run for these settings was cancelled. Change a setting, or run it.")
+            st.button("Run", key=f"{prefix}.run_again", on_click=_clear_cancelled,
+                      args=(cancelled_key,), type="primary")
+        return None
+    holder = st.empty()
+    start = time.perf_counter()
+    ui: dict[str, object] = {"bar": None, "last": 0.0}
+
+    def progress(frac: float, text: str) -> None:
+        now = time.perf_counter()
+        if now - start < SHOW_PROGRESS_AFTER_S:
+            return
+        if ui["bar"] is None:
+            with holder.container(border=True):
+                ui["bar"] = st.progress(float(min(max(frac, 0.0), 1.0)),
+                                        text=f"Simulating… {text}")
+                st.button("Cancel", key=f"{prefix}.cancel", on_click=_mark_cancelled,
+                          args=(cancelled_key, ck))
+            ui["last"] = now
+        elif now - float(ui["last"]) >= UPDATE_EVERY_S:
+            ui["bar"].progress(float(min(max(frac, 0.0), 1.0)),  # type: ignore[union-attr]
+                               text=f"Simulating… {text}")
+            ui["last"] = now
+
+    cancel = threading.Event()
+    try:
+        traj = service.run(config, progress=progress, cancel=cancel)
+    except ServiceError as e:
+        holder.empty()
+        st.error(f"The simulation failed unexpectedly: {e}")
+        return None
+    finally:
+        cancel.set()  # if the script is interrupted (rerun), stop waiting for the result
+    holder.empty()
+    return traj
+
+
+def analyse(traj: Trajectory) -> tuple[Analysis | None, str | None]:
+    """(analysis, None), or (None, message) when the analysis failed."""
+    try:
+        return get_service().analyse(traj), None
+    except ServiceError as e:
+        return None, str(e)
+
+
+def _traj_key(traj: Trajectory) -> str:
+    last = float(traj.t[-1]) if traj.n_frames else 0.0
+    return f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}"
+
+
+@st.cache_resource(max_entries=48, show_spinner=False)
+def _cached_figure(key: str, _traj: Trajectory, _analysis: Analysis | None,
+                   radius: str, time_axis: str, time_scale: str, presenter: bool,
+                   has_analysis: bool) -> go.Figure:
+    return main_figure(_traj, _analysis, radius=radius,  # type: ignore[arg-type]
+                       time_axis=time_axis, time_scale=time_scale,  # type: ignore[arg-type]
+                       presenter=presenter)
+
+
+def figure_for(traj: Trajectory, analysis: Analysis | None, view: ViewOptions) -> go.Figure:
+    """The main figure, built once per (trajectory, display options) and shared by sessions
+    (the figure is not modified afterwards; st.plotly_chart copies it)."""
+    if traj.status not in ("completed", "diverged", "max_steps"):  # partial: not shared
+        return main_figure(traj, analysis, **view.figure_kwargs())
+    return _cached_figure(_traj_key(traj), traj, analysis, view.radius, view.time_axis,
+                          view.time_scale, view.presenter, analysis is not None)

@@ -1,0 +1,89 @@
+"""Shared look of every figure: a colour-blind-safe palette (Okabe–Ito), projector-readable font
+sizes and a presenter scale factor.
+
+Colours carry meaning across pages: blue is "positive" (a_j > 0, label +1), vermillion is
+"negative" (a_j < 0, label −1); theory overlays use the remaining Okabe–Ito colours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision
+# deficiencies and on a washed-out projector.
+OKABE_ITO: dict[str, str] = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+    "grey": "#6E6E6E",
+}
+
+POSITIVE = OKABE_ITO["blue"]  # a_j > 0, label +1
+NEGATIVE = OKABE_ITO["vermillion"]  # a_j < 0, label −1
+NEUTRAL = OKABE_ITO["grey"]
+INK = "#1A1A1A"  # text and axes: high contrast on white
+GRID = "#D9D9D9"
+
+# Theory overlays, by Direction.kind (see dynamics.annotations.Direction).
+DIRECTION_STYLE: dict[str, dict[str, object]] = {
+    "extremal_max": {"color": OKABE_ITO["bluish_green"], "dash": "solid", "width": 4},
+    "extremal_min": {"color": OKABE_ITO["reddish_purple"], "dash": "dash", "width": 4},
+    "extremal_saddle": {"color": OKABE_ITO["orange"], "dash": "dot", "width": 3},
+    "signal": {"color": NEUTRAL, "dash": "dashdot", "width": 2},
+    "teacher": {"color": OKABE_ITO["black"], "dash": "longdash", "width": 3},
+    "target": {"color": OKABE_ITO["bluish_green"], "dash": "solid", "width": 2},
+}
+DEFAULT_DIRECTION_STYLE: dict[str, object] = {"color": NEUTRAL, "dash": "dot", "width": 2}
+
+# Phase bands, by phase source: detected = solid fill, predicted = dashed outline.
+PHASE_COLOURS = (OKABE_ITO["sky_blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"],
+                 OKABE_ITO["reddish_purple"], OKABE_ITO["yellow"])
+MARKER_COLOUR = OKABE_ITO["black"]
+
+# Regression labels: a sequential scale that stays readable for colour-blind viewers.
+REGRESSION_SCALE = [[0.0, "#56B4E9"], [0.5, "#009E73"], [1.0, "#1A1A1A"]]  # light → dark
+
+
+@dataclass(frozen=True)
+class Style:
+    """Sizes in CSS pixels. `scaled(k)` multiplies every size (presenter mode)."""
+
+    font: float = 15.0  # body text, tick labels ≥ 14 px on a projector
+    title: float = 19.0
+    small: float = 14.0  # annotations, legend
+    line: float = 2.0
+    marker_min: float = 6.0  # neuron marker size for the smallest norm in a frame
+    marker_max: float = 15.0  # ... and for the largest
+    height: int = 760  # figure height that fits 1400×900 beside the controls
+    family: str = "Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif"
+
+    def scaled(self, k: float) -> Style:
+        return replace(self, font=self.font * k, title=self.title * k, small=self.small * k,
+                       line=self.line * k, marker_min=self.marker_min * k,
+                       marker_max=self.marker_max * k, height=int(self.height * min(k, 1.25)))
+
+
+PRESENTER_SCALE = 1.35
+BASE_STYLE = Style()
+
+
+def style_for(presenter: bool = False) -> Style:
+    """The base style, or the presenter style (everything ×PRESENTER_SCALE) for a projector."""
+    return BASE_STYLE.scaled(PRESENTER_SCALE) if presenter else BASE_STYLE
+
+
+def rgba(hex_colour: str, alpha: float) -> str:
+    """'#RRGGBB' → 'rgba(r,g,b,alpha)'."""
+    h = hex_colour.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha:g})"
+
+
+def sign_colour(sign: float) -> str:
+    """POSITIVE for sign ≥ 0, NEGATIVE otherwise."""
+    return POSITIVE if sign >= 0 else NEGATIVE

@@ -1,0 +1,368 @@
+"""Figures of sweep results: DataFrame (one row per run, `dynamics.sweep`) → go.Figure.
+
+Pure: no Streamlit, no simulation. Aggregation over seeds is the median with a min–max band.
+The built-ins' scaling plots draw the runs, a fitted line and the theory's line (or the paper's
+published points) side by side, and say in the legend which is which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+try:
+    from .style import OKABE_ITO, Style, rgba, style_for
+except ImportError:  # pragma: no cover - style.py is another engineer's; keep working without
+    OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9",
+                 "bluish_green": "#009E73", "yellow": "#F0E442", "blue": "#0072B2",
+                 "vermillion": "#D55E00", "reddish_purple": "#CC79A7", "grey": "#6E6E6E"}
+    Style = None  # type: ignore[assignment,misc]
+
+    def rgba(hex_colour: str, alpha: float) -> str:
+        h = hex_colour.lstrip("#")
+        r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+        return f"rgba({r},{g},{b},{alpha:g})"
+
+    def style_for(presenter: bool = False):  # type: ignore[no-redef]
+        return None
+
+SERIES = [OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange",
+                                 "reddish_purple", "sky_blue", "black")]
+THEORY = OKABE_ITO["black"]
+PAPER = OKABE_ITO["orange"]
+FIT = OKABE_ITO["grey"]
+OK_STATUSES = ("completed", "max_steps")
+
+
+# ============================================================================ helpers
+@dataclass(frozen=True)
+class Fit:
+    """y = slope·x + intercept (on log10 axes for a power law)."""
+
+    slope: float
+    intercept: float
+    n: int
+
+
+def fit_line(x: Sequence[float], y: Sequence[float], log_x: bool = False,
+             log_y: bool = False) -> Fit | None:
+    """Least-squares line through the finite points (log10 of positive values when asked)."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(xa) & np.isfinite(ya)
+    if log_x:
+        ok &= xa > 0
+    if log_y:
+        ok &= ya > 0
+    xa, ya = xa[ok], ya[ok]
+    if log_x:
+        xa = np.log10(xa)
+    if log_y:
+        ya = np.log10(ya)
+    if xa.size < 2 or np.ptp(xa) == 0:
+        return None
+    slope, icpt = np.polyfit(xa, ya, 1)
+    return Fit(float(slope), float(icpt), int(xa.size))
+
+
+def _eval(fit: Fit, x: np.ndarray, log_x: bool, log_y: bool) -> np.ndarray:
+    xv = np.log10(x) if log_x else x
+    yv = fit.slope * xv + fit.intercept
+    return 10**yv if log_y else yv
+
+
+def aggregate(df: pd.DataFrame, x: str, y: str, by: str | None = None,
+              statuses: Sequence[str] = OK_STATUSES) -> pd.DataFrame:
+    """Median, min, max and count of `y` over seeds for each `x` (and `by`), finished runs."""
+    d = df[df["status"].isin(statuses)] if "status" in df else df
+    keys = [x] if by is None else [by, x]
+    vals = pd.to_numeric(d[y], errors="coerce")
+    g = d.assign(_v=vals).groupby(keys, sort=True)["_v"]
+    out = g.agg(["median", "min", "max", "count"]).reset_index()
+    return out
+
+
+def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = False,
+            log_y: bool = False, presenter: bool = False, height: int = 520) -> go.Figure:
+    st = style_for(presenter)
+    font = getattr(st, "font", 15.0)
+    fig.update_layout(
+        title={"text": title, "font": {"size": getattr(st, "title", 19.0)}},
+        template="plotly_white", height=height, font={"size": font},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"l": 70, "r": 20, "t": 90, "b": 60},
+        hovermode="closest",
+    )
+    fig.update_xaxes(title_text=xtitle, type="log" if log_x else "linear")
+    fig.update_yaxes(title_text=ytitle, type="log" if log_y else "linear")
+    return fig
+
+
+def _band(fig: go.Figure, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, colour: str,
+          name: str, row: int | None = None, col: int | None = None) -> None:
+    kw = {"row": row, "col": col} if row is not None else {}
+    fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself",
+                             fillcolor=rgba(colour, 0.18), line={"width": 0},
+                             hoverinfo="skip", showlegend=False, name=f"{name} range",
+                             legendgroup=name), **kw)
+
+
+def _numeric(s: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(s)) and not pd.api.types.is_bool_dtype(s)
+
+
+def _auto_log(v: pd.Series) -> bool:
+    if not _numeric(v):
+        return False
+    a = pd.to_numeric(v, errors="coerce").to_numpy(float)
+    a = a[np.isfinite(a)]
+    return bool(a.size and (a > 0).all() and a.max() / a.min() >= 100)
+
+
+# ============================================================================ generic
+def lines_figure(df: pd.DataFrame, x: str, y: str, color: str | None = None,
+                 log_x: bool | None = None, log_y: bool | None = None, title: str = "",
+                 presenter: bool = False) -> go.Figure:
+    """`y` against axis `x`: median over seeds with a min–max band, one line per `color`."""
+    log_x = _auto_log(df[x]) if log_x is None else log_x
+    log_y = _auto_log(df[y]) if log_y is None else log_y
+    fig = go.Figure()
+    groups = [None] if color is None else list(dict.fromkeys(df[color].tolist()))
+    for i, gv in enumerate(groups):
+        sub = df if gv is None else df[df[color] == gv]
+        ag = aggregate(sub, x, y)
+        if ag.empty:
+            continue
+        c = SERIES[i % len(SERIES)]
+        name = y if gv is None else f"{color} = {gv}"
+        xs = ag[x].to_numpy()
+        if ag["count"].max() > 1 and _numeric(ag[x]):
+            _band(fig, xs, ag["min"].to_numpy(float), ag["max"].to_numpy(float), c, name)
+        fig.add_trace(go.Scatter(
+            x=xs, y=ag["median"], mode="lines+markers", name=name, legendgroup=name,
+            line={"color": c, "width": 2.5}, marker={"size": 8},
+            customdata=np.c_[ag["min"], ag["max"], ag["count"]],
+            hovertemplate=f"{x}=%{{x}}<br>median {y}=%{{y:.4g}}<br>min %{{customdata[0]:.4g}}, "
+                          "max %{customdata[1]:.4g} (%{customdata[2]} runs)<extra></extra>"))
+    return _layout(fig, title or f"{y} against {x} (median over seeds, band: min–max)",
+                   x, y, log_x, log_y, presenter)
+
+
+def heatmap_figure(df: pd.DataFrame, x: str, y: str, z: str, agg: str = "median",
+                   title: str = "", presenter: bool = False) -> go.Figure:
+    """`z` (aggregated over seeds: median or mean; booleans: the fraction true) over two axes.
+    Axis values are shown as categories in sweep order."""
+    d = df[df["status"].isin(OK_STATUSES)] if "status" in df else df
+    vals = d[z]
+    if pd.api.types.is_bool_dtype(vals) or str(vals.dtype) == "boolean":
+        vals = vals.astype("float")
+        agg = "mean"
+    vals = pd.to_numeric(vals, errors="coerce")
+    table = d.assign(_v=vals).pivot_table(index=y, columns=x, values="_v", aggfunc=agg,
+                                          sort=True, dropna=False)
+
+    def labels(idx: pd.Index) -> list[str]:
+        return [f"{v:.3g}" if isinstance(v, float) else str(v) for v in idx]
+
+    fig = go.Figure(go.Heatmap(
+        z=table.to_numpy(float), x=labels(table.columns), y=labels(table.index),
+        colorscale="Viridis", colorbar={"title": {"text": z}},
+        hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{agg} {z}=%{{z:.4g}}<extra></extra>"))
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category")
+    return _layout(fig, title or f"{agg} {z} over {x} × {y}", x, y, presenter=presenter)
+
+
+# ============================================================================ built-ins
+def alignment_vs_scale_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
+    """t_align (and the loss half-drop time) against ln(1/λ), fitted line, and the theory's
+    ln(1/λ)/‖γ_[n]‖ (per run; median over seeds)."""
+    d = df[df["status"].isin(OK_STATUSES)].copy()
+    d["ln_inv"] = np.log(1.0 / d["init.scale"].astype(float))
+    fig = go.Figure()
+    for i, (col, name) in enumerate((("t_align", "alignment ends (detected)"),
+                                     ("t_half_loss", "loss half-drop"))):
+        if col not in d:
+            continue
+        c = SERIES[i]
+        fig.add_trace(go.Scatter(x=d["ln_inv"], y=d[col], mode="markers", name=name,
+                                 marker={"color": c, "size": 9, "opacity": 0.75},
+                                 customdata=d[["seed"]],
+                                 hovertemplate="ln(1/λ)=%{x:.3g}<br>t=%{y:.4g}<br>seed "
+                                               "%{customdata[0]}<extra></extra>"))
+        fit = fit_line(d["ln_inv"], d[col])
+        if fit is not None:
+            xs = np.linspace(d["ln_inv"].min(), d["ln_inv"].max(), 50)
+            fig.add_trace(go.Scatter(x=xs, y=_eval(fit, xs, False, False), mode="lines",
+                                     line={"color": c, "width": 2},
+                                     name=f"fit: slope {fit.slope:.3g}"))
+    if "t_theory" in d and d["t_theory"].notna().any():
+        ag = aggregate(d, "ln_inv", "t_theory")
+        g = float(np.nanmedian(d["gamma_norm"])) if "gamma_norm" in d else float("nan")
+        fig.add_trace(go.Scatter(x=ag["ln_inv"], y=ag["median"], mode="lines",
+                                 line={"color": THEORY, "width": 2.5, "dash": "dash"},
+                                 name=f"theory ln(1/λ)/‖γ_[n]‖: slope {1 / g:.3g}"))
+    return _layout(fig, "Alignment time against ln(1/λ) (Chistikov et al.; Min et al.)",
+                   "ln(1/λ)", "time t", presenter=presenter)
+
+
+def max_angle_figure(df: pd.DataFrame, presenter: bool = False,
+                     table: dict[tuple[int, int], float] | None = None) -> go.Figure:
+    """Final max angle between active neurons against λ (log–log) per d: runs (median, band),
+    a fitted power law for λ ≤ 4⁻³, the paper's Table 1 medians and the ∝ λ scaling."""
+    if table is None:
+        from dynamics.paper_numbers import CHISTIKOV_TABLE1_MAX_ANGLE as table
+    d = df[df["status"].isin(OK_STATUSES)]
+    fig = go.Figure()
+    for i, dim in enumerate(sorted(d["data.d"].unique())):
+        c = SERIES[i % len(SERIES)]
+        sub = d[d["data.d"] == dim]
+        ag = aggregate(sub, "init.scale", "max_angle")
+        name = f"d = {dim}: ours"
+        xs = ag["init.scale"].to_numpy(float)
+        _band(fig, xs, np.maximum(ag["min"].to_numpy(float), 1e-12), ag["max"].to_numpy(float),
+              c, name)
+        fig.add_trace(go.Scatter(x=xs, y=ag["median"], mode="lines+markers", name=name,
+                                 line={"color": c, "width": 2.5}, marker={"size": 9},
+                                 legendgroup=name))
+        small = ag[ag["init.scale"] <= 4.0**-3]
+        fit = fit_line(small["init.scale"], small["median"], True, True)
+        if fit is not None:
+            xl = np.geomspace(small["init.scale"].min(), small["init.scale"].max(), 20)
+            fig.add_trace(go.Scatter(x=xl, y=_eval(fit, xl, True, True), mode="lines",
+                                     line={"color": c, "width": 1.5, "dash": "dot"},
+                                     name=f"d = {dim}: fit slope {fit.slope:.2f}"))
+        pts = sorted((4.0**k, v) for (k, dd), v in table.items() if dd == dim)
+        if pts:
+            px, py = np.array(pts).T
+            fig.add_trace(go.Scatter(x=px, y=py, mode="markers", name=f"d = {dim}: paper "
+                                     "(Table 1)", marker={"color": c, "symbol": "x",
+                                                          "size": 11,
+                                                          "line": {"width": 2}}))
+            sm = px <= 4.0**-4
+            if sm.any():
+                C = float(np.exp(np.mean(np.log(py[sm] / px[sm]))))
+                fig.add_trace(go.Scatter(x=px[sm], y=C * px[sm], mode="lines",
+                                         line={"color": THEORY, "width": 1.5, "dash": "dash"},
+                                         name=f"d = {dim}: ∝ λ (paper's scaling)"))
+    return _layout(fig, "Final max angle between active neurons against λ (Chistikov et al., "
+                   "Table 1)", "λ (init scale)", "max angle (degrees)", True, True, presenter)
+
+
+def trap_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
+    """Fraction of seeds trapped at the OLS plateau against init scale, per scheme; one panel
+    per leaky slope γ."""
+    d = df[df["status"].isin(OK_STATUSES)].copy()
+    d["_trap"] = d["trapped"].astype("float")
+    gammas = sorted(d["model.gamma"].unique()) if "model.gamma" in d else [None]
+    fig = make_subplots(rows=1, cols=len(gammas), shared_yaxes=True,
+                        subplot_titles=[f"γ = {g:g}" if g is not None else "" for g in gammas])
+    schemes = list(dict.fromkeys(d["init.scheme"])) if "init.scheme" in d else [None]
+    for j, g in enumerate(gammas, 1):
+        sub_g = d if g is None else d[d["model.gamma"] == g]
+        for i, s in enumerate(schemes):
+            sub = sub_g if s is None else sub_g[sub_g["init.scheme"] == s]
+            ag = aggregate(sub, "init.scale", "_trap")
+            ag["mean"] = sub.groupby("init.scale")["_trap"].mean().reindex(ag["init.scale"]
+                                                                             ).to_numpy()
+            fig.add_trace(go.Scatter(
+                x=ag["init.scale"], y=ag["mean"], mode="lines+markers",
+                name=str(s), legendgroup=str(s), showlegend=j == 1,
+                line={"color": SERIES[i % len(SERIES)], "width": 2.5}, marker={"size": 9},
+                customdata=ag[["count"]],
+                hovertemplate="λ=%{x:.3g}<br>P(trapped)=%{y:.2f} of %{customdata[0]} "
+                              "runs<extra></extra>"), row=1, col=j)
+        fig.update_xaxes(type="log", title_text="init scale λ", row=1, col=j)
+    fig.update_yaxes(range=[-0.05, 1.05], title_text="P(trapped at OLS)", row=1, col=1)
+    fig = _layout(fig, "Spurious OLS trap (Boursier & Flammarion): fraction of seeds",
+                  "init scale λ", "P(trapped at OLS)", presenter=presenter)
+    fig.update_xaxes(type="log")
+    return fig
+
+
+def alignment_vs_mu_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
+    """Min et al.'s cone time t_cone against the separation μ (log–log): runs, a fitted power
+    law, and the theory's μ^(−1/2) scaling (constant fitted)."""
+    d = df[df["status"].isin(OK_STATUSES)]
+    fig = go.Figure()
+    ag = aggregate(d, "mu", "t_cone")
+    xs = ag["mu"].to_numpy(float)
+    c = SERIES[0]
+    _band(fig, xs, ag["min"].to_numpy(float), ag["max"].to_numpy(float), c, "runs")
+    fig.add_trace(go.Scatter(x=xs, y=ag["median"], mode="lines+markers", legendgroup="runs",
+                             name="t_cone (median over seeds)", line={"color": c, "width": 2.5},
+                             marker={"size": 9}))
+    fit = fit_line(ag["mu"], ag["median"], True, True)
+    if fit is not None:
+        xl = np.geomspace(xs.min(), xs.max(), 30)
+        fig.add_trace(go.Scatter(x=xl, y=_eval(fit, xl, True, True), mode="lines",
+                                 line={"color": FIT, "width": 2, "dash": "dot"},
+                                 name=f"fit: t ∝ μ^{fit.slope:.2f}"))
+        ok = np.isfinite(ag["median"].to_numpy(float)) & (xs > 0)
+        if ok.any():
+            C = float(np.exp(np.mean(np.log(ag["median"].to_numpy(float)[ok])
+                                     + 0.5 * np.log(xs[ok]))))
+            fig.add_trace(go.Scatter(x=xl, y=C / np.sqrt(xl), mode="lines",
+                                     line={"color": THEORY, "width": 2, "dash": "dash"},
+                                     name="theory bound: t₁ ∝ μ^−1/2 (constant fitted)"))
+    return _layout(fig, "Alignment time against separation μ (Min et al.)", "μ",
+                   "t_cone (all neurons in S₊/S₋/dead)", True, True, presenter)
+
+
+def phase1_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
+    """Wang & Ma: detected end of Phase I against the angle between x₊ and x₋ (measured only;
+    the paper's formulas are not available)."""
+    fig = lines_figure(df, "data.angle_deg", "t_phase_I", log_x=False, log_y=False,
+                       presenter=presenter)
+    fig.update_layout(title={"text": "Phase I time against the angle between x₊ and x₋ "
+                             "(Wang & Ma; measured only — no formula available)"})
+    fig.update_xaxes(title_text="angle between x₊ and x₋ (degrees)")
+    fig.update_yaxes(title_text="end of Phase I, t")
+    return fig
+
+
+BUILTIN_FIGURES = {
+    "alignment_vs_scale": alignment_vs_scale_figure,
+    "max_angle_vs_lambda": max_angle_figure,
+    "trap_probability": trap_figure,
+    "alignment_vs_mu": alignment_vs_mu_figure,
+    "phase1_vs_angle": phase1_figure,
+}
+
+
+def builtin_figure(name: str, df: pd.DataFrame, presenter: bool = False) -> go.Figure:
+    """The scaling plot of a built-in sweep (KeyError for an unknown name)."""
+    return BUILTIN_FIGURES[name](df, presenter=presenter)
+
+
+def default_figure(df: pd.DataFrame, axes: Sequence[str], y: str = "final_loss",
+                   kind: str = "auto", presenter: bool = False) -> go.Figure:
+    """Lines for one axis, a heatmap for two or more (first two axes; others: all values)."""
+    axes = list(axes)
+    if not axes:
+        return lines_figure(df.assign(seed_=df["seed"]), "seed", y, presenter=presenter)
+    if kind == "heatmap" and len(axes) >= 2:
+        return heatmap_figure(df, axes[0], axes[1], y, presenter=presenter)
+    if kind == "heatmap" or (kind == "auto" and len(axes) >= 2):
+        if len(axes) >= 2:
+            return heatmap_figure(df, axes[0], axes[1], y, presenter=presenter)
+    color = axes[1] if len(axes) >= 2 else None
+    return lines_figure(df, axes[0], y, color=color, presenter=presenter)
+
+
+def finite_fraction(df: pd.DataFrame, col: str) -> float:
+    """Fraction of rows with a finite value in `col` (for captions)."""
+    if col not in df or len(df) == 0:
+        return 0.0
+    v = pd.to_numeric(df[col], errors="coerce").to_numpy(float)
+    return float(np.isfinite(v).mean()) if v.size else 0.0
+
+
+__all__ = ["BUILTIN_FIGURES", "Fit", "aggregate", "alignment_vs_mu_figure",
+           "alignment_vs_scale_figure", "builtin_figure", "default_figure", "finite_fraction",
+           "fit_line", "heatmap_figure", "lines_figure", "max_angle_figure", "phase1_figure",
+           "trap_figure"]
