@@ -29,30 +29,50 @@ def active_mask(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return activation_pattern(W, X).any(axis=1)
 
 
-def pairwise_angles(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """Angles (degrees) between all pairs of the selected neurons (upper triangle, flat)."""
+def angle_matrix(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """(k, k) angles (degrees) between the selected nonzero neurons; zero diagonal.
+
+    For a tight bundle (all cosines > 0.99) arccos loses precision (Chistikov et al. report
+    angles down to 1e-6 degrees), so angles are computed from offsets to the
+    bundle's mean direction: chord ‖u_i − u_j‖ = ‖(u_i − c) − (u_j − c)‖ and angle
+    2 arcsin(chord/2), exact and precise for tiny angles.
+    """
     V = W if mask is None else W[mask]
-    if V.shape[0] < 2:
-        return np.zeros(0)
     nv = np.linalg.norm(V, axis=1)
-    V = V[nv > 0] / nv[nv > 0, None]
-    if V.shape[0] < 2:
-        return np.zeros(0)
-    G = np.clip(V @ V.T, -1.0, 1.0)
-    iu = np.triu_indices(V.shape[0], k=1)
-    # arccos loses precision near 0; use the chord for tiny angles (Chistikov et al.'s 1e-6 °)
-    diff = V[iu[0]] - V[iu[1]]
-    chord = np.linalg.norm(diff, axis=1)
-    ang = np.where(G[iu] > 0.99, 2.0 * np.arcsin(np.minimum(chord / 2.0, 1.0)), np.arccos(G[iu]))
+    U = V[nv > 0] / nv[nv > 0, None]
+    k = U.shape[0]
+    if k < 2:
+        return np.zeros((k, k))
+    G = U @ U.T
+    if G.min() > 0.99:
+        c = U.sum(axis=0)
+        c /= np.linalg.norm(c)
+        T = U - c  # offsets at the bundle's scale, so chords keep their relative precision
+        sq = (T * T).sum(axis=1)
+        D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (T @ T.T), 0.0)
+        ang = 2.0 * np.arcsin(np.minimum(np.sqrt(D2) / 2.0, 1.0))
+    else:
+        ang = np.arccos(np.clip(G, -1.0, 1.0))
+    np.fill_diagonal(ang, 0.0)
     return np.degrees(ang)
 
 
-def max_mean_angle(W: np.ndarray, X: np.ndarray) -> tuple[float, float]:
-    """Max and mean pairwise angle (degrees) among active neurons; 0 when fewer than two."""
-    ang = pairwise_angles(W, active_mask(W, X))
-    if ang.size == 0:
+def pairwise_angles(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Angles (degrees) between all pairs of the selected neurons (upper triangle, flat)."""
+    A = angle_matrix(W, mask)
+    return A[np.triu_indices(A.shape[0], k=1)]
+
+
+def max_mean_angle(W: np.ndarray, X: np.ndarray, mask: np.ndarray | None = None
+                   ) -> tuple[float, float]:
+    """Max and mean pairwise angle (degrees) among active neurons (optionally also within
+    `mask`); 0 when fewer than two."""
+    sel = active_mask(W, X) if mask is None else (active_mask(W, X) & mask)
+    A = angle_matrix(W, sel)
+    k = A.shape[0]
+    if k < 2:
         return 0.0, 0.0
-    return float(ang.max()), float(ang.mean())
+    return float(A.max()), float(A.sum() / (k * (k - 1)))
 
 
 def stable_rank(W: np.ndarray) -> float:

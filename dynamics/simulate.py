@@ -118,6 +118,9 @@ class _Recorder:
         rng = np.random.default_rng(0)
         self.pair_subset = (np.sort(rng.choice(m, _MAX_PAIRWISE, replace=False))
                             if m > _MAX_PAIRWISE else None)
+        self.pair_mask = np.zeros(m, bool)
+        if self.pair_subset is not None:
+            self.pair_mask[self.pair_subset] = True
         self.rows: dict[str, list[Any]] = {k: [] for k in (
             "t", "loss", "accuracy", "a", "norms", "proj", "active")}
         self.W_list: list[np.ndarray] = []
@@ -156,10 +159,11 @@ class _Recorder:
         fm["nuclear_norm"].append(float(s.sum()))
         fm["theta_sq"].append(metrics.theta_sq(W, a))
         act = pattern.any(axis=1)
-        sel = act if self.pair_subset is None else np.isin(np.arange(len(a)), self.pair_subset)
-        ang = metrics.pairwise_angles(W, sel & act)
-        fm["max_angle"].append(float(ang.max()) if ang.size else 0.0)
-        fm["mean_angle"].append(float(ang.mean()) if ang.size else 0.0)
+        sel = act if self.pair_subset is None else act & self.pair_mask
+        A = metrics.angle_matrix(W, sel)
+        k = A.shape[0]
+        fm["max_angle"].append(float(A.max()) if k > 1 else 0.0)
+        fm["mean_angle"].append(float(A.sum() / (k * (k - 1))) if k > 1 else 0.0)
         fm["balance_drift"].append(metrics.balance_drift(W, a, self.W0, self.a0))
         fm["n_active"].append(float(act.sum()))
         fm["n_dead"].append(float((~act).sum()))

@@ -576,6 +576,15 @@ def close_clients() -> None:
         _remote.clear()
 
 
+def close_remote(address: str) -> None:
+    """Close this process's client of the cluster at `address` (the cluster keeps running)."""
+    with _clients_lock:
+        c = _remote.pop(address, None)
+    if c is not None:
+        with contextlib.suppress(Exception):
+            c.close()
+
+
 def remote_client(address: str, timeout: float = 10.0) -> Any:
     """A client of the cluster at `address` (cached per address)."""
     from distributed import Client

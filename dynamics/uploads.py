@@ -21,6 +21,7 @@ import csv
 import io
 import math
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -292,68 +293,50 @@ def _number(cell: str, decimal_comma: bool) -> float | None:
 
 def _read_csv(data: bytes, name: str, lim: Limits
               ) -> tuple[np.ndarray, np.ndarray, list[str], str]:
+    """Streams the lines once, converting each row to floats as it goes, so memory stays near
+    the size of the result and an over-long file is refused without parsing its cells."""
     text = _decode(data, name)
-    lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines())]
-    header_hint: tuple[int, str] | None = None
-    content: list[tuple[int, str]] = []
+    lines = _lines(text)
+    hint: str | None = None  # np.savetxt(header=...) writes "# a,b,y"
+    first: tuple[int, str] | None = None
     for no, ln in lines:
-        if not ln.strip():
-            continue
         if ln.lstrip().startswith("#"):
-            if not content and header_hint is None:  # np.savetxt(header=...) writes "# a,b,y"
-                header_hint = (no, ln.lstrip()[1:])
+            if hint is None:
+                hint = ln.lstrip()[1:]
             continue
-        content.append((no, ln))
-    if not content:
+        first = (no, ln)
+        break
+    if first is None:
         raise UploadError([f"{name} has no data rows."])
-    first = content[0][1]
     # a semicolon wins (then commas may be decimal commas), then a comma, then a tab
-    delim = next((d for d in (";", ",", "\t") if d in first), "")
+    delim = next((d for d in (";", ",", "\t") if d in first[1]), "")
     if not delim:
         raise UploadError([f"{name} has a single column (no comma, semicolon or tab on its "
                            "first line); it needs input columns and a label column."])
     decimal_comma = delim == ";"
-    try:
-        reader = csv.reader((ln for _, ln in content), delimiter=delim, skipinitialspace=True)
-        rows = [[c.strip() for c in r] for r in reader]
-    except csv.Error as e:
-        raise UploadError([f"{name} is not well-formed CSV ({e})."]) from None
-    numbers = [no for no, _ in content]
-    if len(rows) != len(numbers):  # quoted newlines: fall back to counting records
-        numbers = list(range(1, len(rows) + 1))
-
-    # header: a first row none of whose cells is a number
+    if first[1].count(delim) > 4 * (lim.max_dim + 2):  # refuse before splitting a huge line
+        raise UploadError(_limit_errors(0, first[1].count(delim), lim))
+    first_cells = _split(first[1], delim, name)
     header: list[str] | None = None
-    first_cells = [c for c in rows[0] if c]
-    if first_cells and all(_number(c, decimal_comma) is None for c in first_cells):
-        header, rows, numbers = rows[0], rows[1:], numbers[1:]
-    elif header_hint is not None:
-        cand = next(csv.reader([header_hint[1]], delimiter=delim, skipinitialspace=True), [])
-        cand = [c.strip() for c in cand]
-        if len(cand) == len(rows[0]) and all(_number(c, decimal_comma) is None for c in cand):
-            header = cand
-    width = len(header) if header is not None else len(rows[0])
+    pending: list[tuple[int, list[str]]] = []
+    if _is_header(first_cells, decimal_comma):
+        header = first_cells
+    else:
+        pending.append((first[0], first_cells))
+        if hint is not None:
+            cand = _split(hint, delim, name)
+            if len(cand) == len(first_cells) and _is_header(cand, decimal_comma):
+                header = cand
+    width = len(header) if header is not None else len(first_cells)
     if width < 2:
         raise UploadError([f"{name} has a single column; it needs at least one input column "
                            "and a label column."])
-    if not rows:
-        raise UploadError([f"{name} has a header but no data rows."])
-    # limits before the (slow) parse of every cell
-    errs = _limit_errors(len(rows), width - 1, lim)
+    errs = _limit_errors(0, width - 1, lim)
     if errs:
         raise UploadError(errs)
-    ragged = [(no, len(r)) for no, r in zip(numbers, rows, strict=True) if len(r) != width]
-    if ragged:
-        ref = "the header has" if header is not None else "the first row has"
-        listed = "; ".join(f"line {no} has {k}" for no, k in ragged[:5])
-        more = f" (and {len(ragged) - 5} more rows)" if len(ragged) > 5 else ""
-        raise UploadError([f"Rows have different numbers of values: {ref} {width}, but "
-                           f"{listed}{more}."])
-
     if header is not None:
         names = [h or f"column {j + 1}" for j, h in enumerate(header)]
-        lowered = [h.strip().lower() for h in header]
-        found = [j for j, h in enumerate(lowered) if h in LABEL_NAMES]
+        found = [j for j, h in enumerate(header) if h.strip().lower() in LABEL_NAMES]
         if len(found) > 1:
             cols = ", ".join(repr(header[j]) for j in found)
             raise UploadError([f"Several columns could be the label ({cols}); keep one column "
@@ -363,58 +346,115 @@ def _read_csv(data: bytes, name: str, lim: Limits
         names = [f"column {j + 1}" for j in range(width)]
         label_j = width - 1
 
-    values = _fast_values(rows) if not decimal_comma else None
-    if values is None:
-        values = _slow_values(rows, numbers, names, header is not None, decimal_comma,
-                              content[0][0])
+    cap = min(lim.max_points, text.count("\n") + 1)
+    values = np.empty((cap, width), dtype=np.float64)
+    n = 0
+    ragged: list[tuple[int, int]] = []
+    n_ragged = 0
+    cell_errs: list[str] = []
+    n_bad = 0
+
+    def rows() -> Iterator[tuple[int, list[str] | None, int]]:
+        yield from ((no, cells, len(cells)) for no, cells in pending)
+        for no, ln in lines:
+            if ln.lstrip().startswith("#"):
+                continue
+            k = ln.count(delim) + 1
+            if k > 2 * width + 8:  # certainly ragged: do not split it
+                yield no, None, k
+            else:
+                cells = _split(ln, delim, name)
+                yield no, cells, len(cells)
+
+    for no, cells, k in rows():
+        if n >= lim.max_points:  # over the limit: only count the rest
+            n += 1
+            continue
+        if cells is None or k != width:
+            n_ragged += 1
+            if len(ragged) < 5:
+                ragged.append((no, k))
+            n += 1
+            continue
+        row = _row_floats(cells, decimal_comma)
+        if row is None:
+            for j, cell in enumerate(cells):
+                problem = _cell_problem(cell, decimal_comma)
+                if problem is not None:
+                    n_bad += 1
+                    if len(cell_errs) < _MAX_CELL_ERRORS:
+                        col = repr(names[j]) if header is not None else str(j + 1)
+                        cell_errs.append(f"Line {no}, column {col}: {problem}.")
+        elif n < cap:
+            values[n] = row
+        n += 1
+    if n == 0:
+        raise UploadError([f"{name} has a header but no data rows."])
+    errs = _limit_errors(n, 0, lim)
+    if errs:
+        raise UploadError(errs)
+    if ragged:
+        ref = "the header has" if header is not None else "the first row has"
+        listed = "; ".join(f"line {no} has {k}" for no, k in ragged)
+        more = f" (and {n_ragged - len(ragged)} more rows)" if n_ragged > len(ragged) else ""
+        raise UploadError([f"Rows have different numbers of values: {ref} {width}, but "
+                           f"{listed}{more}."])
+    if cell_errs:
+        if n_bad > len(cell_errs):
+            cell_errs.append(f"... and {n_bad - len(cell_errs)} more cells that are not finite "
+                             "numbers.")
+        if header is None and cell_errs[0].startswith(f"Line {first[0]},"):
+            cell_errs.append("If the first line is a header, give every column a name that is "
+                             "not a number.")
+        raise UploadError(cell_errs)
+    values = values[:n]
     keep = [j for j in range(width) if j != label_j]
     return (np.ascontiguousarray(values[:, keep]), values[:, label_j].copy(),
             [names[j] for j in keep], names[label_j])
 
 
-def _fast_values(rows: list[list[str]]) -> np.ndarray | None:
-    """All cells as floats when every one is a finite number, else None (then the slow path
-    finds and names the bad cells)."""
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) for every line that is not blank; \n, \r\n and \r all end lines."""
+    for no, ln in enumerate(io.StringIO(text, newline=None), start=1):
+        ln = ln.rstrip("\n")
+        if ln.strip():
+            yield no, ln
+
+
+def _split(line: str, delim: str, name: str) -> list[str]:
     try:
-        values = np.array([list(map(float, r)) for r in rows], dtype=np.float64)
+        cells = next(csv.reader([line], delimiter=delim, skipinitialspace=True), [])
+    except csv.Error as e:
+        raise UploadError([f"{name} is not well-formed CSV ({e})."]) from None
+    return [c.strip() for c in cells]
+
+
+def _is_header(cells: list[str], decimal_comma: bool) -> bool:
+    """A header row: some cell is filled and no cell is a number."""
+    filled = [c for c in cells if c]
+    return bool(filled) and all(_number(c, decimal_comma) is None for c in filled)
+
+
+def _row_floats(cells: list[str], decimal_comma: bool) -> list[float] | None:
+    """The row as finite floats, or None if some cell is not a finite number."""
+    try:
+        if decimal_comma:
+            row = [float(c.replace(",", ".") if "." not in c else c) for c in cells]
+        else:
+            row = list(map(float, cells))
     except ValueError:
         return None
-    return values if np.isfinite(values).all() else None
+    return row if all(map(math.isfinite, row)) else None
 
 
-def _slow_values(rows: list[list[str]], numbers: list[int], names: list[str], has_header: bool,
-                 decimal_comma: bool, first_line: int) -> np.ndarray:
-    """Cell by cell, collecting a message for each cell that is not a finite number."""
-    width = len(names)
-    values = np.empty((len(rows), width), dtype=np.float64)
-    cell_errs: list[str] = []
-    n_bad = 0
-    for i, (no, r) in enumerate(zip(numbers, rows, strict=True)):
-        for j, cell in enumerate(r):
-            v = _number(cell, decimal_comma)
-            problem = None
-            if v is None:
-                problem = "is empty" if not cell else f"{_show(cell)} is not a number"
-            elif not math.isfinite(v):
-                problem = (f"{_show(cell)} is not a finite number"
-                           + (" (too large)" if _looks_huge(cell) else ""))
-            if problem is not None:
-                n_bad += 1
-                if len(cell_errs) < _MAX_CELL_ERRORS:
-                    col = repr(names[j]) if has_header else str(j + 1)
-                    cell_errs.append(f"Line {no}, column {col}: {problem}.")
-                continue
-            values[i, j] = v
-    if cell_errs:
-        if n_bad > len(cell_errs):
-            cell_errs.append(f"... and {n_bad - len(cell_errs)} more cells that are not finite "
-                             "numbers.")
-        if not has_header and numbers and numbers[0] == first_line and any(
-                e.startswith(f"Line {numbers[0]},") for e in cell_errs):
-            cell_errs.append("If the first line is a header, give every column a name that is "
-                             "not a number.")
-        raise UploadError(cell_errs)
-    return values
+def _cell_problem(cell: str, decimal_comma: bool) -> str | None:
+    v = _number(cell, decimal_comma)
+    if v is None:
+        return "is empty" if not cell else f"{_show(cell)} is not a number"
+    if not math.isfinite(v):
+        return f"{_show(cell)} is not a finite number" + (" (too large)" if _looks_huge(cell)
+                                                           else "")
+    return None
 
 
 def _show(cell: str) -> str:
