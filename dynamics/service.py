@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import threading
 import time
@@ -51,6 +52,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import diskcache
 import numpy as np
 
 from .annotations import Analysis
@@ -156,8 +158,6 @@ class Service:
     """Thread-safe cached access to trajectories; see the module docstring."""
 
     def __init__(self, cache_dir: str | Path | None = None, limits: Limits | None = None):
-        import diskcache
-
         self.limits = limits if limits is not None else get_limits()
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -188,7 +188,7 @@ class Service:
         `ServiceError` for an unexpected failure, `ConfigError` for an invalid mapping.
         """
         config = self._canonical(config)
-        key = config.cache_key()
+        key = result_key(config)
         with self._lock:
             hit = self._mem_get(key)
             if hit is not None:
@@ -208,7 +208,7 @@ class Service:
     def peek(self, config: Config | Mapping[str, Any]) -> Trajectory | None:
         """The cached trajectory (memory, else disk) or None; never computes or waits."""
         config = self._canonical(config)
-        key = config.cache_key()
+        key = result_key(config)
         with self._lock:
             hit = self._mem_get(key)
             if hit is not None:
@@ -502,6 +502,14 @@ def _is_set(cancel: threading.Event | None) -> bool:
 
 _default: Service | None = None
 _default_lock = threading.Lock()
+
+
+def result_key(config: Config) -> str:
+    """Cache key of a result: the config's key plus the two limits that change what
+    `simulate` records (the step cap and the full-W budget), read as simulate reads them."""
+    lim = get_limits()
+    extra = f"|max_steps={lim.max_steps}|full_w={lim.full_w_budget_mb!r}"
+    return hashlib.sha256((config.cache_key() + extra).encode()).hexdigest()
 
 
 def default_service() -> Service:

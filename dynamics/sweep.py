@@ -54,7 +54,16 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .config import Config, ConfigError, _field_annotation, _to_config_error
+from .config import (
+    Config,
+    ConfigError,
+    _CrossError,
+    _field_annotation,
+    _json_default,
+    _parse_value,
+    _set_path,
+    _to_config_error,
+)
 
 ENV_MAX_POINTS = "EAE_MAX_SWEEP_POINTS"
 DEFAULT_MAX_POINTS = 5000
@@ -309,12 +318,21 @@ def _show(v: Any) -> str:
 
 
 def _bad_value(base: Config, path: str, value: Any) -> str:
-    """The message when `value` is wrong for `path` in itself (not in combination)."""
+    """The message when `value` is wrong for `path` in itself: a field-level error. Checks
+    across fields run only once every field is valid, so a cross-field error means the value
+    is fine alone and only the combination is wrong (that point becomes an "invalid" row)."""
+    d = base.to_dict()
+    _set_path(d, path, _parse_value(path, value, d) if isinstance(value, str) else value)
     try:
-        base.with_updates({path: value})
-    except ConfigError as e:
-        own = [m for p, m in e.errors if p == path or p.startswith(path + "[")]
-        return "; ".join(own)
+        Config.model_validate_json(json.dumps(d, default=_json_default), strict=True)
+    except ValidationError as e:
+        if any(isinstance((err.get("ctx") or {}).get("error"), _CrossError)
+               for err in e.errors(include_url=False)):
+            return ""
+        own = [m for p, m in _to_config_error(e).errors if p == path or p.startswith(path + "[")]
+        return "; ".join(own) or "; ".join(f"{p}: {m}" for p, m in _to_config_error(e).errors)
+    except (TypeError, ValueError) as e:
+        return str(e)
     return ""
 
 

@@ -136,9 +136,9 @@ class Trajectory:
         j.write_text(json.dumps(self.header(), indent=2, ensure_ascii=False))
         return p, j
 
-    def to_npz_bytes(self) -> bytes:
+    def to_npz_bytes(self, compress: bool = True) -> bytes:
         buf = io.BytesIO()
-        np.savez_compressed(buf, **self.to_arrays())
+        (np.savez_compressed if compress else np.savez)(buf, **self.to_arrays())
         return buf.getvalue()
 
     @classmethod
@@ -175,10 +175,11 @@ class Trajectory:
         )
 
     def to_bytes(self) -> bytes:
-        """One self-contained blob (zip of the .npz and the .json) for caches and downloads."""
+        """One self-contained blob (zip of an uncompressed .npz and the .json) for caches:
+        uncompressed because zlib dominated cache read/write time."""
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-            zf.writestr("trajectory.npz", self.to_npz_bytes())
+            zf.writestr("trajectory.npz", self.to_npz_bytes(compress=False))
             zf.writestr("trajectory.json", json.dumps(self.header(), ensure_ascii=False))
         return buf.getvalue()
 
