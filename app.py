@@ -8,17 +8,18 @@ from pathlib import Path
 
 import streamlit as st
 
-st.set_page_config(page_title="Early Alignment Explorer", page_icon="🧭", layout="wide")
+st.set_page_config(page_title="Early Alignment Explorer", page_icon=":material/explore:",
+                   layout="wide")
 
 HERE = Path(__file__).parent
-PAGES = [  # (file, title, icon, default)
-    ("pages/overview.py", "Overview", "🏠", False),
-    ("pages/explorer.py", "Explorer", "🧭", True),
-    ("pages/papers.py", "Papers", "📄", False),
-    ("pages/compare.py", "Compare", "⚖️", False),
-    ("pages/real_data.py", "Real data", "🔢", False),
-    ("pages/sweeps.py", "Sweeps", "🗺️", False),
-    ("pages/status.py", "About & status", "ℹ️", False),
+PAGES = [  # (file, title, Material icon, default)
+    ("pages/overview.py", "Overview", ":material/home:", False),
+    ("pages/explorer.py", "Explorer", ":material/explore:", True),
+    ("pages/papers.py", "Papers", ":material/article:", False),
+    ("pages/compare.py", "Compare", ":material/compare:", False),
+    ("pages/real_data.py", "Real data", ":material/grid_on:", False),
+    ("pages/sweeps.py", "Sweeps", ":material/grid_view:", False),
+    ("pages/status.py", "About & status", ":material/info:", False),
 ]
 
 pages = [
