@@ -8,8 +8,9 @@ from pathlib import Path
 
 import streamlit as st
 
-st.set_page_config(page_title="Early Alignment Explorer", page_icon=":material/explore:",
-                   layout="wide")
+# a local favicon: a Material-icon favicon would be fetched from a font server by every browser
+st.set_page_config(page_title="Early Alignment Explorer",
+                   page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
 HERE = Path(__file__).parent
 PAGES = [  # (file, title, Material icon, default)
