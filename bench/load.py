@@ -9,10 +9,12 @@ Streamlit session) within a fraction of a second: `--shared` of them on the same
 class on a preset), the others each on a different configuration (`?model.width=..&seed=..`).
 For every session it reports the time until a Plotly chart is visible, the time until the app
 is idle (run finished and drawn), Streamlit exceptions on the page, console errors and page
-errors; then p50/p95, and the service counters read from the About & status page of the same
-server process (`pages/status.py` shows `Service.stats()` of the process-wide service), which
-say whether the shared link was computed once: `Computed` must equal the number of distinct
-configurations, and the other requests for the shared one appear as joins or memory hits.
+errors, and requests to hosts other than the server (listed apart: a hosted app should need
+none, and here they cannot resolve); then p50/p95, and the service counters read from the
+About & status page of the same server process (`pages/status.py` shows `Service.stats()` of
+the process-wide service), which say whether the shared link was computed once: `Computed`
+must equal the number of distinct configurations, and the other requests for the shared one
+appear as joins or memory hits.
 
 The sessions are driven from one thread: every page is navigated (`wait_until="commit"`), then
 all are polled in turn, so times have the polling granularity (about 0.1 s × sessions / 10).
@@ -77,6 +79,7 @@ class SessionResult:
     time_to_idle_s: float | None = None
     exceptions: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)  # requests to hosts other than the server
     page_errors: list[str] = field(default_factory=list)
     timed_out: bool = False
 
@@ -126,6 +129,7 @@ class LoadReport:
             "exceptions": sum(len(s.exceptions) for s in self.sessions),
             "console_errors": sum(len(s.console_errors) for s in self.sessions),
             "page_errors": sum(len(s.page_errors) for s in self.sessions),
+            "external_requests": sorted({u for s in self.sessions for u in s.external}),
             "distinct_configs": self.n_distinct_configs,
             "computed": self.delta("Computed"),
             "joined": self.delta("Joined a run in flight"),
@@ -183,8 +187,10 @@ def measure_sessions(browser: Any, urls: list[tuple[str, str]], timeout_s: float
             ctx.set_default_timeout(timeout_s * 1000)
             page = ctx.new_page()
             res = SessionResult(url=url, group=group)
-            page.on("console", lambda m, r=res: r.console_errors.append(m.text[:300])
-                    if m.type == "error" else None)
+            origin = "/".join(url.split("/", 3)[:3])
+            page.on("console", lambda m, r=res, o=origin: _on_console(m, r, o))
+            page.on("request", lambda q, r=res, o=origin: r.external.append(q.url[:200])
+                    if not q.url.startswith((o, "data:", "blob:")) else None)
             page.on("pageerror", lambda e, r=res: r.page_errors.append(str(e)[:300]))
             contexts.append(ctx)
             pages.append(page)
@@ -233,6 +239,18 @@ def measure_sessions(browser: Any, urls: list[tuple[str, str]], timeout_s: float
     return results
 
 
+def _on_console(msg: Any, res: SessionResult, origin: str) -> None:
+    """Console errors of the app; a failed load of an outside resource (e.g. an icon from a
+    font server, unreachable here) is listed under `external` instead."""
+    if msg.type != "error":
+        return
+    where = (msg.location or {}).get("url", "") or ""
+    if where and not where.startswith(origin) and msg.text.startswith("Failed to load resource"):
+        res.external.append(f"failed: {where[:200]}")
+        return
+    res.console_errors.append(msg.text[:300])
+
+
 def read_counters(browser: Any, base_url: str, page: str = "status",
                   timeout_s: float = 120.0) -> dict[str, float]:
     """The service counters shown on the About & status page ({} if there is no such page):
@@ -271,18 +289,43 @@ def run_load(browser: Any, base_url: str, n_sessions: int = 10, n_shared: int = 
     urls = session_urls(base_url, n_sessions, n_shared, page, shared_query)
     before = read_counters(browser, base_url)
     cpu0 = _cpu_seconds(server_pid)
+    skip = {server_pid} if server_pid is not None else set()
+    own0 = _descendants_cpu_seconds(os.getpid(), skip)
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
     sessions = measure_sessions(browser, urls, timeout_s)
     wall = time.monotonic() - t0
     cpu1 = _cpu_seconds(server_pid)
+    own1 = _descendants_cpu_seconds(os.getpid(), skip)
     context = {"loadavg_1m_before": load0, "loadavg_1m_after": os.getloadavg()[0],
-               "cores": float(os.cpu_count() or 1)}
+               "cores": float(os.cpu_count() or 1),
+               # Playwright's driver and the Chromium processes it started (our other children)
+               "browser_cpu_s": own1 - own0}
     if cpu0 is not None and cpu1 is not None:
         context["server_cpu_s"] = cpu1 - cpu0
     after = read_counters(browser, base_url)
     n_distinct = len({u for u, _ in urls})
     return LoadReport(sessions, n_distinct, before, after, wall, context)
+
+
+def _descendants_cpu_seconds(root: int, skip: set[int]) -> float:
+    """CPU seconds of the live descendants of `root`, leaving out the subtrees in `skip`."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d.name))
+    total, stack = 0.0, list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        if pid in skip:
+            continue
+        total += _cpu_seconds(pid) or 0.0
+        stack.extend(children.get(pid, []))
+    return total
 
 
 def _cpu_seconds(pid: int | None) -> float | None:
@@ -379,7 +422,7 @@ def _print_report(rep: LoadReport) -> None:
         print(f"{i:>2} {s.group:8} {tc:>8} {ti:>8} {len(s.exceptions):>3} "
               f"{len(s.console_errors):>4}  {s.url.split('/', 3)[-1]}"
               + ("  TIMEOUT" if s.timed_out else ""))
-        for text in s.exceptions + s.page_errors + s.console_errors:
+        for text in s.exceptions + s.page_errors + s.console_errors + s.external[:2]:
             print(f"      ! {text[:160]}")
     print(json.dumps(rep.summary(), indent=2))
 

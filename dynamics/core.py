@@ -42,6 +42,16 @@ DEFAULT_RTOL = 1e-6
 DEFAULT_ATOL_SCALE = 1e-9
 #: A parameter of magnitude above this (or non-finite) counts as divergence.
 DIVERGENCE_BOUND = 1e150
+# Floor of the adaptive step for neurons sliding along a ReLU kink (⟨w_j, x_i⟩ = 0 held from
+# both sides: a Filippov sliding mode). There the right-hand side is discontinuous and the
+# error controller would shrink the step without bound. The floor is
+# h_floor = KINK_REL · rtol^(1/3) / max_j(‖∇θ_j L‖/‖θ_j‖), a tenth of the controller's smooth
+# step scale; it engages only after KINK_STREAK consecutive accepted steps below it (a single
+# kink crossing needs a few small steps, sliding needs them forever). At the floor a step is
+# accepted if it does not increase the loss, so the flow chatters across the kink like GD
+# with that step; such steps are counted (n_forced).
+KINK_REL = 0.1
+KINK_STREAK = 50
 
 # status codes returned by the kernels
 _OK, _DIVERGED, _BUDGET = 0, 1, 2
@@ -352,13 +362,36 @@ def _rms_scaled(UW, Ua, W, a, atol, rtol, train_out):
 
 
 @_jit
+def _max_rel_rate(W, a, gW, ga, train_out):
+    """max_j ‖∇_{θ_j}L‖ / ‖θ_j‖ over nonzero neurons (θ_j = (w_j, a_j)); ≥ 1e-300."""
+    m, d = W.shape
+    best = 1e-300
+    for j in range(m):
+        num = 0.0
+        den = 0.0
+        for q in range(d):
+            num += gW[j, q] * gW[j, q]
+            den += W[j, q] * W[j, q]
+        if train_out:
+            num += ga[j] * ga[j]
+        den += a[j] * a[j]
+        if den > 0.0:
+            r = np.sqrt(num / den)
+            if r > best:
+                best = r
+    return best
+
+
+@_jit
 def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
-            max_evals, rtol, atol, h, have_f, L, grid, zrow, Z,
+            max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel,
             g1W, g1a, g2W, g2a, g3W, g3a, g4W, g4a, Wt, at, Wn, an,
             out_t, out_l, out_nr, out_dr):
     """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from t to exactly t_target (in place).
 
-    Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected).
+    Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected,
+    n_forced). Steps at the kink floor (see KINK_REL) are accepted when the loss does not
+    increase and counted in n_forced.
     g1* holds ∇L at the current point (FSAL). Controller as scipy RK23: safety 0.9,
     factor in [0.2, 10], exponent −1/3, no growth right after a rejection. When the last
     step is clipped to land on t_target, the unclipped proposal is kept for the next call.
@@ -373,12 +406,14 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
     ne = 0
     nacc = 0
     nrej = 0
+    nforced = 0
+    streak = 0  # consecutive accepted steps below the kink floor
     if not have_f:
         L = _grad(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, g1W, g1a)
         ne += 1
         have_f = True
     if not np.isfinite(L) or not _params_ok(W, a):
-        return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej
+        return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced
     if h <= 0.0:
         # scipy's select_initial_step (order 3), with f = −∇L
         d0 = _rms_scaled(W, a, W, a, atol, rtol, train_out)
@@ -399,12 +434,13 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
 
     while t < t_target:
         rejected = False
+        h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(W, a, g1W, g1a, train_out)
         while True:
             if ne + 3 > max_evals:
-                return _BUDGET, t, h, L, have_f, ns, ne, nacc, nrej
+                return _BUDGET, t, h, L, have_f, ns, ne, nacc, nrej, nforced
             min_step = 10.0 * (np.nextafter(t, np.inf) - t)
             if h < min_step:
-                return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej
+                return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced
             h_prop = h
             t_new = t + h
             clipped = False
@@ -461,21 +497,29 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
                 if clipped and not rejected:
                     h = max(h, h_prop)
                 break
+            floor_on = streak >= KINK_STREAK
+            if floor_on and hs <= h_floor * 1.000001 and np.isfinite(L_new) and L_new <= L:
+                nforced += 1  # at the kink floor: accept a loss-decreasing step
+                h = h_floor
+                break
             # rejected (NaN/inf error also lands here)
             if np.isfinite(err):
                 h = hs * max(0.2, 0.9 * err ** (-1.0 / 3.0))
             else:
                 h = hs * 0.2
+            if floor_on and h < h_floor and hs > h_floor * 1.000001:
+                h = h_floor
             rejected = True
             nrej += 1
         # accept
         nacc += 1
+        streak = streak + 1 if hs < h_floor * 1.000001 else 0
         t = t_new
         _copy(Wn, an, W, a)
         _copy(g4W, g4a, g1W, g1a)
         L = L_new
         if not np.isfinite(L) or not _params_ok(W, a):
-            return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej
+            return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced
         if gi < ng and t >= grid[gi]:
             nr, dr = _rates(W, g1W)
             out_t[ns] = t
@@ -485,7 +529,7 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
             ns += 1
             while gi < ng and grid[gi] <= t:
                 gi += 1
-    return _OK, t, h, L, have_f, ns, ne, nacc, nrej
+    return _OK, t, h, L, have_f, ns, ne, nacc, nrej, nforced
 
 
 # --------------------------------------------------------------------------- wrappers
@@ -623,7 +667,8 @@ class GFStepper(_Base):
     """
 
     def __init__(self, p: Problem, W: np.ndarray, a: np.ndarray, rtol: float, atol: float,
-                 h0: float | None = None, path: str | None = None) -> None:
+                 h0: float | None = None, path: str | None = None,
+                 kink_rel: float = KINK_REL) -> None:
         super().__init__(p, W, a, path)
         self.rtol = float(rtol)
         self.atol = float(atol)
@@ -631,6 +676,8 @@ class GFStepper(_Base):
         self.t = 0.0
         self.n_accepted = 0
         self.n_rejected = 0
+        self.n_forced = 0  # steps accepted at the kink floor (sliding neurons)
+        self.kink_rel = float(kink_rel)
         m, d = self.W.shape
         self._stage = (np.empty((m, d)), np.empty(m), np.empty((m, d)), np.empty(m),
                        np.empty((m, d)), np.empty(m), np.empty((m, d)), np.empty(m),
@@ -645,10 +692,10 @@ class GFStepper(_Base):
         cap = int(np.searchsorted(grid, t_target, "right")
                   - np.searchsorted(grid, self.t, "right"))
         buf = _empty_samples(max(cap, 0))
-        st, t, h, L, hf, ns, ne, na, nr = _gf_run(
+        st, t, h, L, hf, ns, ne, na, nr, nf = _gf_run(
             *self._args, self.W, self.a, *self._model, self.t, t_target, int(max_evals),
             self.rtol, self.atol, self.h, self._have_grad, self._L, grid, self._zrow, self._Z,
-            self._gW, self._ga, *self._stage, *buf)
+            self.kink_rel, self._gW, self._ga, *self._stage, *buf)
         self.t = float(t)
         self.h = float(h)
         self._L = float(L)
@@ -656,4 +703,5 @@ class GFStepper(_Base):
         self.n_evals += int(ne)
         self.n_accepted += int(na)
         self.n_rejected += int(nr)
+        self.n_forced += int(nf)
         return Advance(_STATUS[st], _samples(buf, ns))

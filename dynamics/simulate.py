@@ -341,10 +341,15 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
             rec.record(float(stepper.t), W, a)
     if status == "completed":
         message = f"Completed: t = {t_end:g}, {stepper.n_evals} gradient evaluations."
+    forced = int(getattr(stepper, "n_forced", 0))
+    if forced:
+        message += (f" {forced} adaptive steps were taken at the kink floor: neurons slid along "
+                    "ReLU kinks, where the flow is followed like GD with a small step.")
     scalars = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in samples.items()}
     n_steps = stepper.k if ks is not None else stepper.n_accepted
     traj = rec.finish(config, scalars, status, message, stepper.n_evals, n_steps,
                       time.perf_counter() - start)
+    traj.meta["kink_floor_steps"] = forced
     if progress is not None:
         progress(1.0, message)
     return traj

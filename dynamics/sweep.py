@@ -18,7 +18,8 @@ Summaries (one column each; NaN where they do not apply):
 - ``final_loss``, ``min_loss``; ``max_angle``, ``mean_angle`` (degrees, between active neurons),
   ``stable_rank``, ``nuclear_norm``, ``theta_sq``, ``n_active`` at the last frame;
 - ``t_align``: end of the detected "alignment" phase (`Service.analyse`; `phases.detect_phases`
-  when the analysis has none); ``t_phase_I``: end of Wang & Ma's Phase I (two-signal data);
+  when the analysis has none); ``t_phase_I``, ``t_phase_II``: ends of Wang & Ma's Phases I
+  and II (two-signal data; NaN when Phase II lasts to the end);
   ``t_half_loss``: first time the loss has made half of its total drop; ``t_cone``: Min et al.'s
   alignment time, the first frame at which every non-dead neuron is in S₊ (a_j > 0) or S₋
   (a_j < 0); ``phases``: every detected phase as "name [start, end]";
@@ -75,6 +76,7 @@ SUMMARIES: dict[str, str] = {
     "min_loss": "smallest loss over the frames",
     "t_align": "end of the detected alignment phase",
     "t_phase_I": "end of Wang & Ma's Phase I (two-signal data)",
+    "t_phase_II": "end of Wang & Ma's Phase II, the accuracy plateau (NaN: no escape)",
     "t_half_loss": "first time the loss has made half of its total drop",
     "t_cone": "Min et al.: first time every non-dead neuron is in S₊ (a>0) or S₋ (a<0)",
     "phases": "detected phases, 'name [start, end]'",
@@ -384,6 +386,9 @@ def summarise(traj: Any, analysis: Any = None, *, record: Sequence[str] = tuple(
     out["phases"] = "; ".join(f"{p.name} [{p.start:.4g}, {p.end:.4g}]" for p in detected)
     out["t_align"] = next((p.end for p in detected if p.name == "alignment"), np.nan)
     out["t_phase_I"] = next((p.end for p in detected if p.name == "Phase I"), np.nan)
+    t_last = float(traj.t[-1]) if traj.n_frames else np.nan
+    out["t_phase_II"] = next((p.end for p in detected if p.name == "Phase II"
+                              and p.end < t_last * (1 - 1e-9)), np.nan)
     out["t_half_loss"] = _half_loss_time(traj)
     out["t_cone"] = _cone_time(traj) if "t_cone" in want else np.nan
     g = traj.directions.get("γ_[n]")
@@ -565,7 +570,7 @@ def local_client(n_workers: int | None = None) -> Any:
             _close_local()
         pp = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR,
+                               dashboard_address=":0", silence_logs=logging.ERROR,
                                env={"EAE_CACHE_DIR": cache_dir, "PYTHONPATH": pp})
         client = Client(cluster, set_as_default=False)
         if not _local_atexit:
@@ -968,10 +973,10 @@ def _b_condensation_vs_angle(quick: bool) -> dict[str, Any]:
                        "available: measured only.",
         "base": {"data": {"kind": "two_signals", "angle_deg": 17.19, "p": 2.0},
                  "model": {"width": 50, "train_output": False},
-                 "init": {"scheme": "fixed_output", "normalisation": "none", "scale": 1e-4,
+                 "init": {"scheme": "fixed_output", "normalisation": "none", "scale": 1e-2,
                           "output_value": 1.0, "output_norm": "sqrt_m"},
                  "loss": {"kind": "exponential", "reduction": "sum"},
-                 "integrator": {"method": "gf", "t_end": 200},
+                 "integrator": {"method": "gd", "lr": 0.01, "t_end": 200},
                  "record": {"frames": 120, "scalars": 400}},
         "axes": [{"field": "data.angle_deg", "values": angles}],
         "seeds": 2 if quick else 6,

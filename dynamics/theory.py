@@ -355,8 +355,16 @@ def extremal_vectors(X: np.ndarray, b: np.ndarray, gamma: float = 0.0, *,
             if ws is not None:
                 cands.append((ws, sign))
     # interior candidates ±f_u/‖f_u‖ of the activation patterns u met by random directions
-    probe = _unit_rows(rng.standard_normal((max(8 * n_starts, 256), d)))
-    pats = np.unique(probe @ X.T > 0, axis=0)
+    probe = [_unit_rows(rng.standard_normal((max(8 * n_starts, 256), d)))]
+    # and points just off each face ⟨w, x_i⟩ = 0 (tiny cones always border some face)
+    xn = np.linalg.norm(X, axis=1)
+    for i in np.flatnonzero(xn > 0)[:400]:
+        Q = _complement_basis(X[i:i + 1], d)
+        F0 = np.vstack([Q[:, 0], -Q[:, 0], rng.standard_normal((2, Q.shape[1])) @ Q.T])
+        F0 = _unit_rows(F0)
+        off = 1e-7 * X[i] / xn[i]
+        probe.append(np.vstack([F0 + off, F0 - off]))
+    pats = np.unique(np.vstack(probe) @ X.T > 0, axis=0)
     F = (np.where(pats, 1.0, gamma) * b) @ X
     for u_pat, f in zip(pats, F, strict=True):
         nf = np.linalg.norm(f)

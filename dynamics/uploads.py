@@ -367,9 +367,9 @@ def _read_csv(data: bytes, name: str, lim: Limits
                 yield no, cells, len(cells)
 
     for no, cells, k in rows():
-        if n >= lim.max_points:  # over the limit: only count the rest
-            n += 1
-            continue
+        if n >= lim.max_points:  # over the limit: count the rest without splitting them
+            n += 1 + sum(1 for _, ln in lines if not ln.lstrip().startswith("#"))
+            break
         if cells is None or k != width:
             n_ragged += 1
             if len(ragged) < 5:

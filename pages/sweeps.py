@@ -46,13 +46,24 @@ class Job:
 
 
 @st.cache_resource(show_spinner="Starting the Dask cluster…")
+def _dask_client_holder() -> tuple[Any]:
+    # a Client is awaitable, which st.cache_resource refuses: hold it in a tuple
+    return (sw.get_client(),)
+
+
 def dask_client() -> Any:
-    """The Dask client of this server process (a LocalCluster unless DASK_SCHEDULER_ADDRESS)."""
-    return sw.get_client()
+    """The Dask client of this server process (a LocalCluster unless DASK_SCHEDULER_ADDRESS),
+    started once and held in st.cache_resource."""
+    client = _dask_client_holder()[0]
+    if client.status != "running":  # closed behind our back: start afresh
+        _dask_client_holder.clear()
+        client = _dask_client_holder()[0]
+    return client
 
 
 def _start(spec: sw.Sweep) -> Job:
     job = Job(spec=spec, total=spec.n_points())
+    client = dask_client()
 
     def progress(done: int, total: int, row: dict[str, Any]) -> None:
         job.done = done
@@ -60,7 +71,7 @@ def _start(spec: sw.Sweep) -> Job:
 
     def work() -> None:
         try:
-            job.result = sw.run_sweep(spec, client=dask_client(), progress=progress,
+            job.result = sw.run_sweep(spec, client=client, progress=progress,
                                       cancel=job.cancel)
         except Exception as e:  # shown on the page, never a traceback
             job.error = f"{type(e).__name__}: {e}"
@@ -214,7 +225,7 @@ def _progress() -> None:
     st.rerun()
 
 
-if busy:
+if st.session_state.get(f"{KEY}.job") is not None:
     _progress()
 
 if err := st.session_state.pop(f"{KEY}.error", None):

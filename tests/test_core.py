@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -194,7 +195,9 @@ def test_gf_invariants_small_init_default_tolerance():
     assert np.all(np.sign(gf.a) == np.sign(a0))
     L = res.samples.loss
     assert np.all(np.diff(L) <= 1e-12 * L[0])
-    assert L[-1] < 0.1 * L[0]  # it did learn (reaches the OLS plateau)
+    beta = np.linalg.lstsq(p.X, p.y, rcond=None)[0]
+    ols = 0.5 * np.mean((p.X @ beta - p.y) ** 2)
+    assert L[-1] < 1.001 * ols  # it learned: reached the OLS plateau (B&F section 4)
     assert L[-1] == pytest.approx(loss_value(p, gf.W, gf.a), rel=1e-14)
 
 
@@ -223,11 +226,18 @@ def test_gf_matches_solve_ivp():
 
 
 def test_gd_converges_to_gf_first_order():
+    """‖θ_GD(T) − θ_GF(T)‖ = O(η). Neurons are chosen to cross no kink on [0, T]: at a
+    kink the flow is non-smooth and the GD error constant becomes erratic."""
     p = three_points(gamma=0.1)
-    W0, a0 = balanced(8, 2, 0.3, seed=2)
-    T = 4.0
+    rng = np.random.default_rng(0)
+    m = 8
+    W0 = np.c_[rng.uniform(-0.3, 0.3, m), rng.choice([-1, 1], m) * rng.uniform(0.5, 1.0, m)]
+    a0 = rng.normal(0.0, 0.7, m)
+    T = 2.0
     gf = GFStepper(p, W0, a0, 1e-11, 1e-14)
-    gf.advance(T, 10**7, EMPTY)
+    assert gf.advance(T, 10**6, EMPTY).status == "ok"
+    assert np.array_equal(p.X @ gf.W.T > 0, p.X @ W0.T > 0)
+    assert loss_value(p, gf.W, gf.a) < 0.5 * loss_value(p, W0, a0)  # it moved
     ref = np.r_[gf.W.ravel(), gf.a]
     dists = []
     for lr in (0.02, 0.01, 0.005):
@@ -235,7 +245,7 @@ def test_gd_converges_to_gf_first_order():
         gd.advance(round(T / lr), EMPTY)
         assert gd.t == pytest.approx(T, abs=1e-12)
         dists.append(np.linalg.norm(np.r_[gd.W.ravel(), gd.a] - ref))
-    for big, small in zip(dists, dists[1:], strict=False):
+    for big, small in itertools.pairwise(dists):
         assert 1.6 < big / small < 2.5
 
 
@@ -264,7 +274,7 @@ def test_gf_budget_then_resume():
 def test_gf_frozen_output():
     p, W, a = random_problem(8, 3, 4, "logistic", "mean", 0.1, False)
     gf = GFStepper(p, W, a, 1e-6, 1e-9)
-    assert gf.advance(2.0, 10**6, EMPTY).status == "ok"
+    assert gf.advance(0.5, 10**6, EMPTY).status == "ok"
     assert np.array_equal(gf.a, a) and not np.array_equal(gf.W, W)
 
 
@@ -336,11 +346,11 @@ def _run_pair(p, W, a):
     gd = GDStepper(p, W, a, 0.01)
     gd.advance(300, EMPTY)
     gf = GFStepper(p, W, a, 1e-6, 1e-9)
-    gf.advance(3.0, 10**6, EMPTY)
+    gf.advance(3.0, 600, EMPTY)  # "ok" or "budget": either way it must be reproducible
     return gd.W.copy(), gd.a.copy(), gf.W.copy(), gf.a.copy()
 
 
-@pytest.mark.parametrize("size", [(3, 2, 8), (300, 30, 100)])
+@pytest.mark.parametrize("size", [(3, 2, 8), (100, 20, 30)])
 def test_deterministic_across_threads(size):
     p, W, a = random_problem(*size, "logistic", "mean", 0.1, True)
     serial = _run_pair(p, W, a)

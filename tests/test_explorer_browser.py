@@ -33,7 +33,8 @@ def _open(page, url: str) -> dict:
 
 @pytest.mark.browser
 def test_explorer_animates_and_shares(streamlit_server, page, screenshot_dir):
-    info = _open(page, f"{streamlit_server}/explorer")
+    # The Explorer is the default page: it lives at the app's root URL.
+    info = _open(page, f"{streamlit_server}/")
     assert info["frames"] > 10
     assert info["steps"] == info["frames"]
     assert info["active"] == 0
@@ -46,7 +47,7 @@ def test_explorer_animates_and_shares(streamlit_server, page, screenshot_dir):
     page.wait_for_function(
         """() => {
           const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-          return gd._fullLayout.sliders[0].active > 5;
+          return gd._fullLayout.sliders[0].active > 40;
         }""", timeout=20_000)
     page.screenshot(path=screenshot_dir / "explorer_mid_animation.png", full_page=False)
     page.locator(".updatemenu-button").nth(1).click()  # pause
@@ -54,22 +55,25 @@ def test_explorer_animates_and_shares(streamlit_server, page, screenshot_dir):
     assert paused > 5
 
     # a shared link reopens the same settings
-    link = (f"{streamlit_server}/explorer?model.width=9&loss.kind=logistic"
+    link = (f"{streamlit_server}/?model.width=9&loss.kind=logistic"
             "&init.scale=0.01&view.time_axis=linear")
     info = _open(page, link)
     assert "width m = 9" in info["title"] and "logistic loss" in info["title"]
     assert "ε = 0.01" in info["title"]
     assert info["xaxis2"] == "linear"
     assert page.get_by_role("spinbutton", name="width m").input_value() == "9"
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    assert "logistic" in sidebar.inner_text()
+    loss_box = page.locator('[data-testid="stSelectbox"]').filter(has_text="loss").first
+    shown = loss_box.inner_text() + " ".join(
+        loss_box.locator("input").evaluate_all("els => els.map(e => e.value)"))
+    assert "logistic" in shown, loss_box.inner_html()[:2000]
     assert "model.width=9" in page.url  # the URL keeps the state
+    assert not page.get_by_text("Page not found").count()
     page.screenshot(path=screenshot_dir / "explorer_shared_url.png", full_page=False)
 
 
 @pytest.mark.browser
 def test_explorer_bad_link_warns(streamlit_server, page, screenshot_dir):
-    _open(page, f"{streamlit_server}/explorer?model.width=lots&view.radius=huge")
+    _open(page, f"{streamlit_server}/?model.width=lots&view.radius=huge")
     text = page.locator('[data-testid="stAlert"]').first.inner_text()
     assert "model.width" in text and "view.radius" in text
     assert page.get_by_role("spinbutton", name="width m").input_value() == "50"

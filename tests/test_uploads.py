@@ -275,6 +275,14 @@ def test_row_limit_at_and_above() -> None:
                                       limits=lim)
 
 
+def test_far_over_the_limits_counts_exactly_without_parsing() -> None:
+    lim = Limits(max_points=10, max_dim=3)
+    msg = _error("d.csv", b"x,y\n" + b"1,1\n" * 1000 + b"# comment\n\n" + b"oops\n", limits=lim)
+    assert "1001 data rows" in msg
+    msg = _error("d.csv", b"1," * 1000 + b"1\n", limits=lim)
+    assert "1000 input columns" in msg and "EAE_MAX_DIM" in msg
+
+
 def test_column_limit_at_and_above() -> None:
     lim = Limits(max_dim=5)
     assert parse_upload("d.csv", _rows_csv(3, 5), limits=lim).X.shape == (3, 5)

@@ -44,7 +44,8 @@ def _analysis() -> Analysis:
 
 
 def _trace(fig, name: str):
-    hits = [t for t in fig.data if t.name == name]
+    hits = [t for t in fig.data if t.name == name
+            or (isinstance(t.meta, dict) and t.meta.get("direction") == name)]
     assert hits, f"no trace named {name!r}: {[t.name for t in fig.data]}"
     return hits[0]
 
@@ -107,7 +108,20 @@ def test_phases_and_markers_on_every_time_axis(traj):
     assert next(s for s in shapes if s.name == "marker:T₁:predicted").line.dash == "dash"
     assert next(s for s in shapes if s.name == "marker:fit:detected").line.dash == "solid"
     labels = [a.text for a in fig.layout.annotations]
-    assert "alignment" in labels and "growth (predicted)" in labels and "T₁" in labels
+    assert "alignment" in labels and "growth (predicted)" in labels
+    assert "┆ T₁" in labels and ("│ fit" in labels or "fit │" in labels)
+
+
+def test_crowded_time_labels_do_not_overlap(traj):
+    from viz.main_figure import time_axis_spec, time_labels
+    an = Analysis(phases=tuple(Phase(f"phase {k}", 0.1 * k, 0.1 * k + 5, "detected")
+                               for k in range(3)),
+                  markers=tuple(TimeMarker(f"marker {k}", 8.0 + 0.3 * k) for k in range(3)))
+    labels = time_labels(an, time_axis_spec(traj, "log", "t"))
+    assert len(labels) == 6
+    assert len({lab.lane for lab in labels}) >= 3  # stacked, not on top of each other
+    fig = main_figure(traj, an)
+    assert fig.layout.height > main_figure(traj).layout.height  # room made for the rows
 
 
 def test_no_phase_shapes_without_analysis(traj):
@@ -117,10 +131,10 @@ def test_no_phase_shapes_without_analysis(traj):
 
 def test_overlays_are_projected_onto_the_plane(traj):
     fig = main_figure(traj, _analysis())
-    ray = _trace(fig, "e₁ max (max)")
+    ray = _trace(fig, "e₁ max")
     x, y = as_array(ray.x), as_array(ray.y)
     assert x[1] > 1.0 and abs(y[1]) < 1e-9  # plane axis 1 is drawn along x
-    diag = _trace(fig, "diag min (min)")
+    diag = _trace(fig, "diag min")
     dx, dy = as_array(diag.x)[1], as_array(diag.y)[1]
     assert dx < 0 and dy < 0 and dx == pytest.approx(dy)
     assert ray.line.dash != diag.line.dash  # max and min styled apart
@@ -135,7 +149,7 @@ def test_off_plane_direction_is_shortened():
                                     "record": {"frames": 8, "scalars": 20}}))
     e3 = tr.plane[0] * 0.6 + 0.8 * _orth(tr.plane)
     fig = main_figure(tr, Analysis(directions=(Direction("tilted", e3, "target"),)))
-    ray = _trace(fig, "tilted (target)")
+    ray = _trace(fig, "tilted")
     length = math.hypot(as_array(ray.x)[1], as_array(ray.y)[1])
     assert length == pytest.approx(0.6 * 1.2, rel=1e-6)
     assert fig.layout.xaxis.title.text.startswith(tr.plane_names[0])

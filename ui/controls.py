@@ -33,8 +33,9 @@ DATA_LABELS = {
 EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
 RTOL_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 VIEW_LABELS = {
-    "normalised": "‖w‖ / max‖w‖", "log": "log ‖w‖", "linear": "linear",
-    "t": "t", "t_over_log_inv_eps": "t / ln(1/ε)",
+    "radius": {"normalised": "‖w‖ / max‖w‖", "log": "log ‖w‖"},
+    "time_axis": {"log": "log", "linear": "linear"},
+    "time_scale": {"t": "t", "t_over_log_inv_eps": "t / ln(1/ε)"},
 }
 
 
@@ -312,7 +313,7 @@ def _view_controls(p: _Panel) -> ViewOptions:
         if p.fresh or k not in st.session_state:
             st.session_state[k] = getattr(base, name)
         vals[name] = st.radio(label, options=list(VIEW_CHOICES[name]), key=k, horizontal=True,
-                              format_func=lambda v: VIEW_LABELS.get(v, v))
+                              format_func=VIEW_LABELS[name].get)
     k = p.key("view.presenter")
     if p.fresh or k not in st.session_state:
         st.session_state[k] = base.presenter

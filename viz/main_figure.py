@@ -301,7 +301,7 @@ def _cone_trace(traj: Trajectory, analysis: Analysis | None) -> go.Scatter | Non
         ys += [-L * p[1], L * p[1], None]
     if not seen:
         return None
-    return go.Scatter(x=xs, y=ys, mode="lines", name="cone edges",
+    return go.Scatter(x=xs, y=ys, mode="lines", name="cone edges", legendrank=30,
                       line={"color": "#9A9A9A", "width": 1.3, "dash": "dot"},
                       hoverinfo="skip", legendgroup="cones")
 
@@ -358,6 +358,7 @@ def _data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
             mode = "markers+text"
         traces.append(go.Scatter(
             x=pts[:, 0].tolist(), y=pts[:, 1].tolist(), mode=mode, marker=marker, name=name,
+            legendrank=5,
             legendgroup=name, text=text, textposition="top center",
             textfont={"size": style.small, "color": INK}, hovertext=hover,
             hovertemplate="%{hovertext}<extra></extra>"))
@@ -365,8 +366,9 @@ def _data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
 
 
 def _label_position(x: float, y: float) -> str:
+    """Text beside a ray's tip, extending back over the panel (not out of it)."""
     vert = "top" if y > 0.25 else "bottom" if y < -0.25 else "middle"
-    horiz = "right" if x > 0.25 else "left" if x < -0.25 else "center"
+    horiz = "left" if x > 0.25 else "right" if x < -0.25 else "center"
     pos = f"{vert} {horiz}"
     return "top center" if pos == "middle center" else pos
 
@@ -402,17 +404,17 @@ def _direction_traces(traj: Trajectory, analysis: Analysis | None,
         else:
             drawn.append((u, lu, d, [d.name], [d.name]))
     traces: list[go.Scatter] = []
-    signal_legend = False
+    kinds_shown: set[str] = set()
     for u, lu, d, label_names, names_here in drawn:
         st = DIRECTION_STYLE.get(d.kind, DEFAULT_DIRECTION_STYLE)
         end = u * RAY_LENGTH
         label = ", ".join(label_names)
         hname = ", ".join(names_here)
         is_signal = d.kind == "signal"
-        show = not is_signal or not signal_legend
-        signal_legend = signal_legend or is_signal
-        kind = d.kind.removeprefix("extremal_")
-        legend_name = "data signals" if is_signal else f"{hname} ({kind})"
+        kind = d.kind.replace("_", " ")
+        show = d.kind not in kinds_shown
+        kinds_shown.add(d.kind)
+        legend_name = "data signals" if is_signal else kind
         note = f"<br>{d.note}" if d.note else ""
         off_plane = f"<br>{lu:.0%} in the plane" if lu < 0.99 else ""
         traces.append(go.Scatter(
@@ -423,24 +425,106 @@ def _direction_traces(traj: Trajectory, analysis: Analysis | None,
                       "color": str(st["color"])},
             line={"color": str(st["color"]), "dash": str(st["dash"]),
                   "width": float(st["width"]) * style.line / 2},
-            name=legend_name, legendgroup="signals" if is_signal else hname,
+            name=legend_name, legendgroup=d.kind, legendrank=20, cliponaxis=False,
             showlegend=show, hovertemplate=f"{hname}{note}{off_plane}<extra></extra>",
-            opacity=0.8 if is_signal else 1.0))
+            meta={"direction": hname, "kind": d.kind}, opacity=0.8 if is_signal else 1.0))
     return traces
 
 
 # ----------------------------------------------------------------------------- time panels
+LANE_PX = 21  # height of one row of phase/marker labels above the time panels
+AXIS_PX_GUESS = 430  # typical pixel width of the time axes (for label-overlap estimates)
+MAX_LANES = 6
+
+
+@dataclass(frozen=True)
+class _Label:
+    text: str
+    x: float  # axis value (log10 on log axes)
+    xanchor: str
+    lane: int
+    bg: str
+    border: str
+    hover: str
+    name: str
+
+
+def _frac(spec: TimeAxisSpec, v: float) -> float:
+    lo, hi = spec.range
+    pos = math.log10(v) if spec.log else v
+    return (pos - lo) / (hi - lo) if hi > lo else 0.0
+
+
+def _unfrac(spec: TimeAxisSpec, f: float) -> float:
+    lo, hi = spec.range
+    return lo + f * (hi - lo)
+
+
+def time_labels(analysis: Analysis | None, spec: TimeAxisSpec,
+                style: Style | None = None) -> list[_Label]:
+    """Phase and marker labels placed in rows (lanes) above the time panels so that they do not
+    overlap: each goes into the first lane where it fits (estimated text widths)."""
+    if analysis is None:
+        return []
+    style = style or style_for(False)
+    x_lo, x_hi = (spec.t0 if spec.log else 0.0), spec.t1
+    char = style.small * 0.6 / AXIS_PX_GUESS
+    items: list[tuple[float, float, float, str, str, str, str, str]] = []
+    for i, ph in enumerate(analysis.phases):
+        x0 = float(np.clip(spec.show(ph.start), x_lo, x_hi))
+        x1 = float(np.clip(spec.show(ph.end), x_lo, x_hi))
+        if not x1 > x0:
+            continue
+        colour = PHASE_COLOURS[i % len(PHASE_COLOURS)]
+        predicted = ph.source == "predicted"
+        text = f"{ph.name}{' (predicted)' if predicted else ''}"
+        w = len(text) * char + 10 / AXIS_PX_GUESS
+        c = (_frac(spec, x0) + _frac(spec, x1)) / 2
+        c = min(max(c, w / 2), 1 - w / 2)
+        items.append((c - w / 2, c + w / 2, c, "center", text, rgba(colour, 0.45),
+                      colour if predicted else rgba(colour, 0.45), ph.evidence or ph.name))
+    for mk in analysis.markers:
+        v = float(spec.show(mk.time))
+        if not (x_lo <= v <= x_hi) or not math.isfinite(v):
+            continue
+        text = f"┆ {mk.name}" if mk.source == "predicted" else f"│ {mk.name}"
+        w = len(text) * char + 10 / AXIS_PX_GUESS
+        f = _frac(spec, v)
+        if f + w <= 1:
+            items.append((f, f + w, f, "left", text, "rgba(255,255,255,0.9)", MARKER_COLOUR,
+                          mk.note or mk.name))
+        else:
+            text = f"{mk.name} {text[0]}"
+            items.append((f - w, f, f, "right", text, "rgba(255,255,255,0.9)", MARKER_COLOUR,
+                          mk.note or mk.name))
+    lane_end: list[float] = []
+    out: list[_Label] = []
+    for a, b, c, anchor, text, bg, border, hover in sorted(items, key=lambda it: it[0]):
+        lane = next((k for k, e in enumerate(lane_end) if e <= a), len(lane_end))
+        if lane >= MAX_LANES:
+            lane = min(range(MAX_LANES), key=lambda k: lane_end[k])  # crowded: least overlap
+        if lane == len(lane_end):
+            lane_end.append(b)
+        else:
+            lane_end[lane] = max(lane_end[lane], b)
+        out.append(_Label(text, _unfrac(spec, c), anchor, lane, bg, border, hover,
+                          text.strip("┆│ ")))
+    return out
+
+
 def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
                          axes: Sequence[tuple[str, str]], spec: TimeAxisSpec,
-                         style: Style | None = None) -> None:
-    """Draw Analysis.phases (bands) and Analysis.markers (vertical lines) on every time axis.
+                         style: Style | None = None, plot_px: float | None = None) -> int:
+    """Draw Analysis.phases (bands) and Analysis.markers (vertical lines) on every time axis,
+    with their labels in non-overlapping rows above the first (top) axis. Returns the number
+    of label rows (the caller leaves LANE_PX pixels of top margin for each).
 
-    `axes` are (xaxis, yaxis) ids like ("x2", "y2"); labels go on the first (top) one.
-    Detected phases: solid translucent fill; predicted: dashed outline, light fill.
-    Markers: dashed (predicted) or solid (detected) vertical lines.
+    `axes` are (xaxis, yaxis) ids like ("x2", "y2"). Detected phases: solid translucent fill;
+    predicted: dashed outline, light fill. Markers: dashed (predicted) or solid (detected).
+    `plot_px` is the plot area's height in pixels (default: the figure's height less margins).
     """
     if analysis is None or not axes:
-        return
+        return 0
     style = style or style_for(False)
     x_lo, x_hi = spec.t0 if spec.log else 0.0, spec.t1
     for i, ph in enumerate(analysis.phases):
@@ -453,19 +537,11 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
         for xa, ya in axes:
             fig.add_shape(
                 type="rect", xref=xa, yref=f"{ya} domain", x0=x0, x1=x1, y0=0, y1=1,
-                layer="below", fillcolor=rgba(colour, 0.07 if predicted else 0.22),
+                layer="below", fillcolor=rgba(colour, 0.06 if predicted else 0.16),
                 line={"color": colour, "width": 2 if predicted else 0,
                       "dash": "dash" if predicted else "solid"},
                 name=f"phase:{ph.name}:{ph.source}")
-        mid = (math.sqrt(x0 * x1) if spec.log else (x0 + x1) / 2)
-        xa, ya = axes[0]
-        fig.add_annotation(
-            x=math.log10(mid) if spec.log else mid, y=1.0, xref=xa, yref=f"{ya} domain",
-            yanchor="bottom", showarrow=False,
-            text=f"{ph.name}{' (predicted)' if predicted else ''}",
-            font={"size": style.small, "color": INK}, bgcolor=rgba(colour, 0.35),
-            hovertext=ph.evidence or None, name=f"phase-label:{ph.name}")
-    for k, mk in enumerate(analysis.markers):
+    for mk in analysis.markers:
         v = float(spec.show(mk.time))
         if not (x_lo <= v <= x_hi) or not math.isfinite(v):
             continue
@@ -473,16 +549,22 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
         for xa, ya in axes:
             fig.add_shape(
                 type="line", xref=xa, yref=f"{ya} domain", x0=v, x1=v, y0=0, y1=1,
-                line={"color": MARKER_COLOUR, "width": 1.8,
+                line={"color": MARKER_COLOUR, "width": 1.4,
                       "dash": "dash" if predicted else "solid"},
                 name=f"marker:{mk.name}:{mk.source}")
-        xa, ya = axes[0]
+    labels = time_labels(analysis, spec, style)
+    if plot_px is None:
+        m = fig.layout.margin
+        plot_px = float((fig.layout.height or 700) - (m.t or 80) - (m.b or 80))
+    xa, _ = axes[0]
+    for lab in labels:
         fig.add_annotation(
-            x=math.log10(v) if spec.log else v, y=0.98 - 0.17 * (k % 3), xref=xa,
-            yref=f"{ya} domain", xanchor="left", yanchor="top", showarrow=False,
-            text=mk.name, font={"size": style.small * 0.95, "color": INK},
-            bgcolor="rgba(255,255,255,0.8)", hovertext=mk.note or None,
-            name=f"marker-label:{mk.name}")
+            x=lab.x, xref=xa, y=1.0 + (4 + LANE_PX * lab.lane) / plot_px, yref="paper",
+            xanchor=lab.xanchor, yanchor="bottom", showarrow=False, text=lab.text,
+            font={"size": style.small * 0.95, "color": INK}, bgcolor=lab.bg,
+            bordercolor=lab.border, borderwidth=1, borderpad=1, hovertext=lab.hover,
+            name=f"time-label:{lab.name}")
+    return 1 + max(lab.lane for lab in labels) if labels else 0
 
 
 def _norm_traces(traj: Trajectory, spec: TimeAxisSpec, max_curves: int,
@@ -610,14 +692,14 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                  "<extra>%{fullData.name}</extra>")
     i_pos = len(fig.data)
     fig.add_trace(go.Scatter(
-        mode="markers", name="a_j > 0", legendgroup="pos", hovertemplate=hover,
+        mode="markers", name="a_j > 0", legendgroup="pos", hovertemplate=hover, legendrank=1,
         x=pos0["x"], y=pos0["y"], customdata=pos0["customdata"], text=pos0.get("text"),
         marker={"color": POSITIVE, "symbol": "circle", "opacity": 0.85,
                 "size": pos0["marker"]["size"], "line": {"width": 0.8, "color": "white"}}),
         row=1, col=1)
     i_neg = len(fig.data)
     fig.add_trace(go.Scatter(
-        mode="markers", name="a_j < 0", legendgroup="neg", hovertemplate=hover,
+        mode="markers", name="a_j < 0", legendgroup="neg", hovertemplate=hover, legendrank=2,
         x=neg0["x"], y=neg0["y"], customdata=neg0["customdata"], text=neg0.get("text"),
         marker={"color": NEGATIVE, "symbol": "square", "opacity": 0.85,
                 "size": neg0["marker"]["size"], "line": {"width": 0.8, "color": "white"}}),
@@ -661,21 +743,22 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         cursor_idx.append(len(fig.data))
         fig.add_trace(go.Scatter(
             x=[float(spec.show(traj.t[f_start]))] * 2, y=[lo, hi], mode="lines",
-            line={"color": INK, "width": 2}, hoverinfo="skip", showlegend=False,
-            name="time cursor"), row=k + 1, col=2)
+            line={"color": "rgba(26,26,26,0.28)", "width": 7}, hoverinfo="skip",
+            showlegend=False, name="time cursor"), row=k + 1, col=2)
 
     # -- axes
     lim = [-PANEL_LIMIT, PANEL_LIMIT]
     d = traj.X.shape[1]
     xname, yname = traj.plane_names
     fig.update_xaxes(range=lim, row=1, col=1, zeroline=True, zerolinecolor=GRID,
-                     showgrid=False, constrain="domain", ticks="",
+                     showgrid=False, constrain="domain", ticks="", showticklabels=False,
                      title={"text": f"{xname}" + (" (plane axis 1)" if d > 2 else ""),
                             "standoff": 4})
     fig.update_yaxes(range=lim, row=1, col=1, zeroline=True, zerolinecolor=GRID,
                      showgrid=False, scaleanchor="x", scaleratio=1, constrain="domain",
-                     ticks="", title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else ""),
-                                      "standoff": 2})
+                     ticks="", showticklabels=False,
+                     title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else ""),
+                            "standoff": 2})
     for k, (_xa, _ya) in enumerate(time_axes):
         bottom = k == n_time - 1
         fig.update_xaxes(
@@ -694,7 +777,6 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
             fig.update_yaxes(range=[lo, hi], row=k + 1, col=2, gridcolor=GRID,
                              tickformat=".0%", dtick=0.5,
                              title={"text": time_titles[k], "standoff": 4})
-    add_time_annotations(fig, analysis, time_axes, spec, style)
 
     # -- frames, slider, buttons
     frames = []
@@ -716,9 +798,12 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
             "transition": {"duration": 0}, "mode": "immediate"}
     pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
              "transition": {"duration": 0}}
-    top_px = 118 if traj.status != "completed" else 96
+    lanes = len({lab.lane for lab in time_labels(analysis, spec, style)})
+    top_px = (118 if traj.status != "completed" else 96) + lanes * LANE_PX
     bottom_px = 118
-    plot_px = max(style.height - top_px - bottom_px, 200)
+    height = style.height + lanes * LANE_PX
+    plot_px = max(height - top_px - bottom_px, 200)
+    add_time_annotations(fig, analysis, time_axes, spec, style, plot_px=plot_px)
     below = -(58.0 * style.font / 15.0) / plot_px  # controls sit under the time-axis title
     fig.update_layout(
         updatemenus=[{
@@ -733,7 +818,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
             "active": 0, "steps": steps, "x": 0.2, "len": 0.8, "xanchor": "left",
             "y": below + 12.0 / plot_px, "yanchor": "top", "pad": {"t": 0, "b": 0},
             "currentvalue": {"prefix": "t = ", "font": {"size": style.font, "color": INK},
-                             "xanchor": "left"},
+                             "xanchor": "right", "offset": 6},
             "font": {"size": 1, "color": "rgba(0,0,0,0)"},  # hide per-step tick labels
             "ticklen": 0, "minorticklen": 0, "tickcolor": "rgba(0,0,0,0)",
             "transition": {"duration": 0}}],
@@ -745,10 +830,11 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                "xref": "container", "y": 1.0, "yref": "container", "yanchor": "top",
                "pad": {"t": 8}, "font": {"size": style.title, "color": INK}},
         font={"family": style.family, "size": style.font, "color": INK},
-        height=style.height,
+        height=height,
         margin={"l": 64, "r": 16, "t": top_px, "b": bottom_px},
         legend={"orientation": "h", "x": 0.0, "xanchor": "left",
-                "y": 1.0 + (30.0 * style.font / 15.0) / plot_px, "yanchor": "bottom",
+                "y": 1.0 + (30.0 * style.font / 15.0 + lanes * LANE_PX) / plot_px,
+                "yanchor": "bottom",
                 "font": {"size": style.small}, "itemsizing": "constant",
                 "bgcolor": "rgba(255,255,255,0)", "tracegroupgap": 0},
         hovermode="closest",

@@ -59,7 +59,7 @@ class Style:
     line: float = 2.0
     marker_min: float = 6.0  # neuron marker size for the smallest norm in a frame
     marker_max: float = 15.0  # ... and for the largest
-    height: int = 760  # figure height that fits 1400×900 beside the controls
+    height: int = 650  # figure height that fits 1400×900 beside the controls
     family: str = "Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif"
 
     def scaled(self, k: float) -> Style:

@@ -138,7 +138,7 @@ def lines_figure(df: pd.DataFrame, x: str, y: str, color: str | None = None,
         if ag.empty:
             continue
         c = SERIES[i % len(SERIES)]
-        name = y if gv is None else f"{color} = {gv}"
+        name = y if gv is None else (str(gv) if color == "phase" else f"{color} = {gv}")
         xs = ag[x].to_numpy()
         if ag["count"].max() > 1 and _numeric(ag[x]):
             _band(fig, xs, ag["min"].to_numpy(float), ag["max"].to_numpy(float), c, name)
@@ -316,12 +316,15 @@ def alignment_vs_mu_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figu
 def phase1_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
     """Wang & Ma: detected end of Phase I against the angle between x₊ and x₋ (measured only;
     the paper's formulas are not available)."""
-    fig = lines_figure(df, "data.angle_deg", "t_phase_I", log_x=False, log_y=False,
+    cols = [c for c in ("t_phase_I", "t_phase_II") if c in df]
+    long = pd.concat([df.assign(_t=df[c], phase=c.removeprefix("t_phase_").join(
+        ("Phase ", " ends"))) for c in cols], ignore_index=True)
+    fig = lines_figure(long, "data.angle_deg", "_t", color="phase", log_x=False, log_y=True,
                        presenter=presenter)
     fig.update_layout(title={"text": "Phase I time against the angle between x₊ and x₋ "
                              "(Wang & Ma; measured only — no formula available)"})
     fig.update_xaxes(title_text="angle between x₊ and x₋ (degrees)")
-    fig.update_yaxes(title_text="end of Phase I, t")
+    fig.update_yaxes(title_text="time t")
     return fig
 
 

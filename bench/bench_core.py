@@ -1,0 +1,119 @@
+"""Core speed: µs per GD step (core vs a plain NumPy loop) and GD vs GF on B&F's 3 points.
+
+Run ``python -m bench.bench_core``. Not a test. Times are wall-clock medians.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from dynamics.core import GDStepper, GFStepper, Problem, default_tolerances
+
+SIZES: list[tuple[int, int, int]] = [(3, 2, 100), (100, 10, 500), (2000, 64, 200),
+                                     (2000, 784, 100)]
+EMPTY = np.empty(0)
+
+
+def _problem(n: int, d: int, m: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    p = Problem(np.ascontiguousarray(X), rng.normal(size=n), np.ones(n), 0.0, 1.0, "square",
+                "mean", True)
+    return p, rng.normal(size=(m, d)) * 1e-2, rng.normal(size=m) * 1e-2
+
+
+def numpy_gd(p: Problem, W: np.ndarray, a: np.ndarray, lr: float, n_steps: int):
+    """GD written the way a user would, in NumPy (square loss, mean reduction)."""
+    X, y, g, n = p.X, p.y, p.gamma, p.X.shape[0]
+    W, a = W.copy(), a.copy()
+    for _ in range(n_steps):
+        z = X @ W.T
+        act = np.maximum(z, g * z)
+        h = p.c * act @ a
+        r = (h - y) / n
+        ga = p.c * act.T @ r
+        gW = p.c * a[:, None] * ((np.where(z > 0, 1.0, g) * r[:, None]).T @ X)
+        W -= lr * gW
+        a -= lr * ga
+    return W, a
+
+
+def _median_time(fn, repeats: int) -> float:
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def run_core_bench(sizes: list[tuple[int, int, int]] | None = None,
+                   repeats: int = 3) -> list[dict]:
+    """For each (n, d, m): µs per GD step of the core and of NumPy, and the speed-up."""
+    out = []
+    for n, d, m in sizes or SIZES:
+        p, W, a = _problem(n, d, m)
+        work = n * d * m
+        steps_core = int(min(200_000, max(5, 3e8 / work)))
+        steps_np = int(min(20_000, max(3, 3e7 / work)))
+        GDStepper(p, W, a, 1e-3).advance(2, EMPTY)  # compile / warm up
+
+        def core_run(steps=steps_core, p=p, W=W, a=a):
+            GDStepper(p, W, a, 1e-3).advance(steps, EMPTY)
+
+        t_core = _median_time(core_run, repeats) / steps_core * 1e6
+        t_np = _median_time(lambda p=p, W=W, a=a, s=steps_np: numpy_gd(p, W, a, 1e-3, s),
+                            repeats) / steps_np * 1e6
+        out.append({"n": n, "d": d, "m": m, "path": "blas" if GDStepper(p, W, a, 1e-3).use_blas
+                    else "fused", "core_us_per_step": t_core, "numpy_us_per_step": t_np,
+                    "speedup": t_np / t_core})
+    return out
+
+
+def three_point_bench(m: int = 200, t_end: float = 2000.0, lr: float = 1e-3,
+                      seed: int = 0) -> list[dict]:
+    """Boursier & Flammarion's 3 points, balanced init N(0, (1e-3/√m)²): GD vs GF to t_end."""
+    x = np.array([-0.75, -0.5, 0.125])
+    p = Problem(np.ascontiguousarray(np.c_[x, np.ones(3)]), np.array([1.1, 0.1, 0.8]),
+                np.ones(3), 0.0, 1.0, "square", "mean", True)
+    rng = np.random.default_rng(seed)
+    W0 = rng.normal(0.0, 1e-3 / np.sqrt(m), (m, 2))
+    a0 = np.linalg.norm(W0, axis=1) * rng.choice([-1.0, 1.0], m)
+    beta = np.linalg.lstsq(p.X, p.y, rcond=None)[0]
+    ols = 0.5 * np.mean((p.X @ beta - p.y) ** 2)
+    grid = np.array([t_end])
+    rows = []
+    gd = GDStepper(p, W0, a0, lr)
+    t0 = time.perf_counter()
+    res = gd.advance(round(t_end / lr), grid)
+    rows.append({"method": f"gd lr={lr:g}", "status": res.status, "evals": gd.n_evals,
+                 "wall_s": time.perf_counter() - t0, "final_loss": res.samples.loss[-1],
+                 "ols_loss": ols})
+    rtol, atol = default_tolerances(W0, a0)
+    gf = GFStepper(p, W0, a0, rtol, atol)
+    t0 = time.perf_counter()
+    res = gf.advance(t_end, 10**8, grid)
+    rows.append({"method": f"gf rtol={rtol:g} atol={atol:.1e}", "status": res.status,
+                 "evals": gf.n_evals, "wall_s": time.perf_counter() - t0,
+                 "final_loss": res.samples.loss[-1], "ols_loss": ols})
+    return rows
+
+
+def main() -> None:
+    print(f"{'(n, d, m)':>18} {'path':>6} {'core µs/step':>13} {'numpy µs/step':>14} "
+          f"{'numpy/core':>11}")
+    for r in run_core_bench():
+        size = f"({r['n']}, {r['d']}, {r['m']})"
+        print(f"{size:>18} {r['path']:>6} {r['core_us_per_step']:13.2f} "
+              f"{r['numpy_us_per_step']:14.2f} {r['speedup']:10.1f}x")
+    print("\nBoursier & Flammarion 3 points, m=200, balanced, λ=1e-3, t_end=2000")
+    for r in three_point_bench():
+        print(f"  {r['method']:<32} {r['status']:<4} evals={r['evals']:>8d} "
+              f"wall={r['wall_s']:7.2f}s  L={r['final_loss']:.15f}  "
+              f"L-OLS={r['final_loss'] - r['ols_loss']:.2e}")
+
+
+if __name__ == "__main__":
+    main()
