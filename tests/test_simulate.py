@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynamics.config import DATA_KINDS, Config, DATA_CLASSES
+from dynamics.config import DATA_CLASSES, DATA_KINDS, Config
 from dynamics.data import build_dataset
 from dynamics.init import entry_std, init_weights
 from dynamics.simulate import frame_times, simulate
