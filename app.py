@@ -1,7 +1,9 @@
-"""Streamlit entry point: page config, theme and navigation over pages/.
+"""Streamlit entry point: page config, theme and navigation over app_pages/.
 
 Run with `bash scripts/run.sh` (or `streamlit run app.py`). Pages are thin: widgets → Config →
-service → figures (viz/). Pages that are not present in this checkout are left out of the menu.
+service → figures (viz/). They live in app_pages/, not pages/: Streamlit treats a pages/
+folder as a legacy multipage app, and a deep link opened first on a fresh server would then
+run the page without this navigation.
 """
 
 from pathlib import Path
@@ -14,13 +16,13 @@ st.set_page_config(page_title="Early Alignment Explorer",
 
 HERE = Path(__file__).parent
 PAGES = [  # (file, title, Material icon, default)
-    ("pages/overview.py", "Overview", ":material/home:", False),
-    ("pages/explorer.py", "Explorer", ":material/explore:", True),
-    ("pages/papers.py", "Papers", ":material/article:", False),
-    ("pages/compare.py", "Compare", ":material/compare:", False),
-    ("pages/real_data.py", "Real data", ":material/grid_on:", False),
-    ("pages/sweeps.py", "Sweeps", ":material/grid_view:", False),
-    ("pages/status.py", "About & status", ":material/info:", False),
+    ("app_pages/overview.py", "Overview", ":material/home:", False),
+    ("app_pages/explorer.py", "Explorer", ":material/explore:", True),
+    ("app_pages/papers.py", "Papers", ":material/article:", False),
+    ("app_pages/compare.py", "Compare", ":material/compare:", False),
+    ("app_pages/real_data.py", "Real data", ":material/grid_on:", False),
+    ("app_pages/sweeps.py", "Sweeps", ":material/grid_view:", False),
+    ("app_pages/status.py", "About & status", ":material/info:", False),
 ]
 
 pages = [

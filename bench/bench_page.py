@@ -61,7 +61,7 @@ def browser_times(cache_dir: str, reloads: int = 3) -> tuple[float, list[float]]
 def server_times(runs: int = 5) -> list[float]:
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(REPO / "pages" / "explorer.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "app_pages" / "explorer.py"), default_timeout=300)
     at.run()  # computes (or loads) the trajectory and builds the figure
     out = []
     for _ in range(runs):

@@ -11,7 +11,7 @@ For every session it reports the time until a Plotly chart is visible, the time 
 is idle (run finished and drawn), Streamlit exceptions on the page, console errors and page
 errors, and requests to hosts other than the server (listed apart: a hosted app should need
 none, and here they cannot resolve); then p50/p95, and the service counters read from the
-About & status page of the same server process (`pages/status.py` shows `Service.stats()` of
+About & status page of the same server process (`app_pages/status.py` shows `Service.stats()` of
 the process-wide service), which say whether the shared link was computed once: `Computed`
 must equal the number of distinct configurations, and the other requests for the shared one
 appear as joins or memory hits.

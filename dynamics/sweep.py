@@ -773,7 +773,8 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
         futs: dict[Any, Point] = {}
         for p in valid:
             assert p.config is not None
-            f = client.submit(_run_point, p.config.to_json(), cache_dir, ev_name, opts,
+            f = client.submit(_run_point, p.config.to_json(), cache_dir,
+                              ev_name if cancel is not None else None, opts,
                               key=f"eae-sweep-{token}-{p.index}", pure=False, retries=0)
             futs[f] = p
         pending = set(futs)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "explorer.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "explorer.py")
 
 
 def _app(params: dict[str, str] | None = None) -> AppTest:

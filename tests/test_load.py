@@ -16,8 +16,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.browser
 def test_four_sessions_at_once_shared_link_computed_once(start_streamlit, browser,
                                                          tmp_path) -> None:
-    assert (REPO_ROOT / "pages" / "explorer.py").exists(), "the Explorer page is missing"
-    assert (REPO_ROOT / "pages" / "status.py").exists(), "the status page (counters) is missing"
+    assert (REPO_ROOT / "app_pages" / "explorer.py").exists(), "the Explorer page is missing"
+    assert (REPO_ROOT / "app_pages" / "status.py").exists(), "the status page (counters) is missing"
     warm_numba_cache()  # measure serving, not JIT compilation (the image is built warm too)
     base = start_streamlit("app.py", env={"EAE_CACHE_DIR": str(tmp_path / "cache")})
 

@@ -428,7 +428,7 @@ def test_status_page_shows_counters_limits_and_clears_memory() -> None:
     svc = default_service()
     svc.run(tiny(seed=19))
     assert svc.stats()["memory_entries"] >= 1
-    at = AppTest.from_file(str(REPO / "pages" / "status.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(REPO / "app_pages" / "status.py"), default_timeout=60).run()
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Computed"].replace(",", "")) >= 1
