@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import controls, runner, state
+from ui import controls, downloads, runner, state
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
@@ -50,6 +50,8 @@ else:
             st.warning(f"Theory overlays are unavailable for this run: {problem}")
         fig = runner.figure_for(traj, analysis, panel.view)
         st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key="explorer_main_figure")
+        with st.expander("Download", expanded=False):
+            downloads.download_panel(traj, fig, key="explorer")
         with st.expander("Share this view", expanded=False):
             st.caption("Copy this link: it reopens exactly these settings.")
             st.code(state.share_link(params), language=None)

@@ -95,7 +95,14 @@ def _delegate(module: str, name: str):
     return run
 
 
+DELEGATED = {"sweep": "dynamics.sweep", "reproduce": "dynamics.scenarios",
+             "bench": "bench.report"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:  # their own parsers take every further argument
+        return _delegate(DELEGATED[argv[0]], argv[0])(argparse.Namespace(rest=argv[1:]))
     ap = build_parser()
     args = ap.parse_args(argv)
     try:

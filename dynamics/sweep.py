@@ -505,7 +505,7 @@ def compute_point(config: Config, *, record: Sequence[str] = tuple(SUMMARIES),
 class _RemoteCancel:
     """Event-like view of a distributed.Event, polled at most every `every` seconds."""
 
-    def __init__(self, name: str, every: float = 0.5):
+    def __init__(self, name: str, every: float = 0.25):
         self.name, self.every = name, every
         self._ev: Any = None
         self._last = -math.inf

@@ -168,30 +168,36 @@ def test_diverging_and_invalid_points_are_rows(local_client):
 
 
 def test_cancel_leaves_no_running_tasks(local_client):
-    # points 0, 1 are short; the others would run for minutes unless stopped
+    # four runs that would take minutes each; cancel once both workers are simulating
     spec = sw.Sweep.from_dict({
-        "base": {**TINY_BASE, "model": {"width": 40},
-                 "integrator": {"method": "gd", "lr": 0.001, "t_end": 2.0,
+        "base": {**TINY_BASE, "data": {"kind": "clusters"}, "model": {"width": 1000},
+                 "integrator": {"method": "gd", "lr": 0.001, "t_end": 19000.0,
                                 "max_steps": 20_000_000}},
-        "axes": [{"field": "integrator.t_end", "values": [2.0, 19000.0]}],
         "seeds": [0, 1, 2, 3]})
+    before = _worker_stat(local_client, "cancelled")
     cancel = threading.Event()
 
-    def progress(done, total, row):
-        if row["status"] == "completed":
-            cancel.set()
+    def watch() -> None:
+        end = time.monotonic() + 120
+        while _worker_stat(local_client, "running") < 2 and time.monotonic() < end:
+            time.sleep(0.1)
+        cancel.set()
 
-    res = sw.run_sweep(spec, client=local_client, progress=progress, cancel=cancel)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    res = sw.run_sweep(spec, client=local_client, cancel=cancel)
+    watcher.join()
     assert res.cancelled
-    st = res.frame["status"].tolist()
-    assert "completed" in st and "cancelled" in st and "invalid" not in st
+    assert res.frame["status"].tolist() == ["cancelled"] * 4
+    assert "stopped before this point finished" in res.frame.loc[0, "message"]
+    # nothing of the sweep is left on the scheduler ...
     assert all(len(v) == 0 for v in local_client.processing().values())
-    # the simulations that were running were told to stop: the workers' services go idle
+    # ... and the simulations that were running were told to stop: the workers go idle
     end = time.monotonic() + 60
     while _worker_stat(local_client, "running") and time.monotonic() < end:
         time.sleep(0.2)
     assert _worker_stat(local_client, "running") == 0
-    assert _worker_stat(local_client, "cancelled") >= 1
+    assert _worker_stat(local_client, "cancelled") - before >= 2
 
 
 def _service_stat(name: str) -> int:
