@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import controls, downloads, runner, state
+from ui import controls, downloads, presenter, runner, state
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
@@ -28,6 +28,8 @@ st.caption(
 
 with st.sidebar:
     panel = controls.control_panel()
+presenter.apply_presenter(panel.view.presenter, on_exit=presenter.session_flag_off,
+                          args=(state.widget_key("view.presenter"),))
 
 _, _, url_warnings = state.load_url_once()
 if url_warnings:
@@ -49,9 +51,13 @@ else:
         if problem:
             st.warning(f"Theory overlays are unavailable for this run: {problem}")
         fig = runner.figure_for(traj, analysis, panel.view)
-        st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key="explorer_main_figure")
+        presenter.chart(fig, key="explorer_main_figure", presenter=panel.view.presenter,
+                        config=PLOTLY_CONFIG)
         with st.expander("Download", expanded=False):
             downloads.download_panel(traj, fig, key="explorer")
-        with st.expander("Share this view", expanded=False):
-            st.caption("Copy this link: it reopens exactly these settings.")
-            st.code(state.share_link(params), language=None)
+        with st.expander("Share this view", expanded=panel.view.presenter):
+            st.caption("Copy this link (the icon at its right): it reopens exactly these "
+                       "settings" + (", in presenter mode." if panel.view.presenter else ". "
+                                     "Turn on presenter mode (Display) to share a projector "
+                                     "view."))
+            st.code(state.share_link(params), language=None, wrap_lines=True)

@@ -112,7 +112,10 @@ def analyse(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES, *,
         if fit.all_positive:
             directions.append(Direction("OLS direction", fit.beta, "target",
                                         f"least-squares fit; plateau loss {fit.loss:.6g}"))
-            pl = ols_plateau(traj, fit.loss, ols_tol)
+            # an interpolating least-squares fit (e.g. n ≤ d teacher data) is the global
+            # minimum, not a trap: label a plateau only at a nonzero OLS loss
+            trap_level = fit.loss > 1e-9 * max(float(traj.loss[0]), 1e-300)
+            pl = ols_plateau(traj, fit.loss, ols_tol) if trap_level else None
             if pl is not None and pl[1] > pl[0]:
                 phases.append(Phase("OLS plateau", pl[0], pl[1], "detected",
                                     f"|L − L_OLS| ≤ {ols_tol:g} with L_OLS = {fit.loss:.6g} "

@@ -26,6 +26,8 @@ problems) and a BLAS path (``np.dot`` inside numba) for large ones, chosen by n�
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
 
 import numba
@@ -49,9 +51,64 @@ DIVERGENCE_BOUND = 1e150
 # step scale; it engages only after KINK_STREAK consecutive accepted steps below it (a single
 # kink crossing needs a few small steps, sliding needs them forever). At the floor a step is
 # accepted if it does not increase the loss, so the flow chatters across the kink like GD
-# with that step; such steps are counted (n_forced).
+# with that step; such steps are counted (n_forced). The streak is kept across ``advance``
+# calls (the driver calls once per frame) and its threshold depends on rtol (kink_streak_for:
+# 6 at rtol = 1e-6). It was a fixed 50, reset on every call: on Wang & Ma's example
+# (examples/two_signals.json, t = 2000) that cost 243k evaluations in the driver; now ~37k,
+# and the end point is closer to GD with a small learning rate (‖ΔW‖/‖W‖ ≈ 6e-4 against GD
+# η = 1e-4 instead of 1e-1: before, a neuron left the kink to the other side, as GD with
+# η = 1e-3 does). See bench/REPORT.md.
 KINK_REL = 0.1
-KINK_STREAK = 50
+KINK_STREAK = 3
+
+
+def kink_streak_for(rtol: float) -> int:
+    """Accepted steps below the floor before it engages: max(KINK_STREAK, ⌈2·log10(h_floor /
+    h_kink)⌉) with h_kink ≈ rtol (a step across a kink errs at first order) and h_floor ≈
+    0.1·rtol^(1/3): the steps a single crossing needs to shrink to h_kink and grow back by ≤ 10×
+    each. 6 at rtol = 1e-6, 12 at 1e-10 (tight tolerances keep following crossings exactly)."""
+    r = min(max(float(rtol), 1e-300), 0.1)
+    return max(KINK_STREAK, int(np.ceil(2.0 * np.log10(0.1 * r ** (-2.0 / 3.0)) - 1e-9)))
+
+#: Threads of the BLAS that the BLAS path's GEMMs run on (numba's np.dot calls SciPy's
+#: OpenBLAS, a library separate from NumPy's). 1 by default, set once when the first BLAS-path
+#: object is built: on a shared 2-core host, a 2-thread GEMM next to another session or job
+#: spin-waits and runs up to ~8× slower than one thread (measured: (2000, 64, 200) GD step
+#: 17 ms with 1 thread vs 138 ms with 2 under load), and two concurrent simulations then
+#: scale. Environment EAE_CORE_BLAS_THREADS = k sets k; 0 leaves the library's default.
+#: NumPy's own BLAS is never touched. Results do not depend on it (GEMM splits no sums).
+BLAS_THREADS_ENV = "EAE_CORE_BLAS_THREADS"
+_blas_lock = threading.Lock()
+_blas_done = False
+
+
+def _limit_core_blas() -> None:
+    """Apply EAE_CORE_BLAS_THREADS (default 1) to SciPy's BLAS, once; silent if unavailable."""
+    global _blas_done
+    if _blas_done:
+        return
+    with _blas_lock:
+        if _blas_done:
+            return
+        _blas_done = True
+        try:
+            k = int(os.environ.get(BLAS_THREADS_ENV, "1"))
+        except ValueError:
+            k = 1
+        if k <= 0:
+            return
+        try:
+            import scipy.linalg.cython_blas  # noqa: F401  (the library numba binds)
+            from threadpoolctl import ThreadpoolController
+
+            ctl = ThreadpoolController()
+            paths = [i["filepath"] for i in ctl.info() if i.get("user_api") == "blas"
+                     and "scipy" in os.path.basename(os.path.dirname(i["filepath"]))]
+            if paths:
+                ctl.select(filepath=paths).limit(limits=k)
+        except Exception:  # no threadpoolctl or an unknown BLAS: keep the library default
+            pass
+
 
 # status codes returned by the kernels
 _OK, _DIVERGED, _BUDGET = 0, 1, 2
@@ -103,6 +160,14 @@ class Advance:
 
 
 # --------------------------------------------------------------------------- kernels
+#
+# Layout: inside the kernels the parameters are one (d+1, m) matrix P whose rows 0..d−1 are
+# Wᵀ (row k = coordinate k of every neuron) and whose row d is a; gradients G use the same
+# layout. Every inner loop then runs over neurons with unit stride, so LLVM vectorises it
+# whatever d is (d = 2 is common), Runge–Kutta stage combinations are flat loops over the
+# trained rows, and X Wᵀ is a plain GEMM on a contiguous block. The public (m, d) W and (m,)
+# a are packed into P at the start of each compiled call and unpacked at its end (O(md), no
+# allocation), so the Python side never sees this layout.
 
 
 @_jit
@@ -122,97 +187,136 @@ def _ell(h: float, y: float, code: int) -> tuple[float, float]:
     return e, -y * e
 
 
+@_jit
+def _pack(W, a, P):
+    """P[:d] ← Wᵀ, P[d] ← a."""
+    m, d = W.shape
+    for j in range(m):
+        for k in range(d):
+            P[k, j] = W[j, k]
+        P[d, j] = a[j]
+
+
+@_jit
+def _unpack(P, W, a):
+    """W ← P[:d]ᵀ, a ← P[d]."""
+    m, d = W.shape
+    for j in range(m):
+        for k in range(d):
+            W[j, k] = P[k, j]
+        a[j] = P[d, j]
+
+
 @_jit_fast
-def _grad_fused(X, y, sw, W, a, gamma, c, code, R, train_out, zrow, gW, ga):
-    """L and ∇L by fused loops over samples (O(nmd), only an (m,) scratch row)."""
+def _finish_grad(P, G, c, train_out):
+    """G[:d] holds Σ_i r_i σ'(z_ij) x_i and G[d] Σ_i r_i σ(z_ij): scale to ∇L."""
+    d = P.shape[0] - 1
+    m = P.shape[1]
+    for k in range(d):
+        for j in range(m):
+            G[k, j] *= c * P[d, j]
+    for j in range(m):
+        G[d, j] = c * G[d, j] if train_out else 0.0
+
+
+@_jit_fast
+def _eval_fused(X, y, sw, P, gamma, c, code, R, train_out, zrow, G):
+    """L and ∇L (into G) by loops over samples, vectorised over neurons; (m,) scratch only."""
     n, d = X.shape
-    m = W.shape[0]
-    gW[:, :] = 0.0
-    ga[:] = 0.0
+    m = P.shape[1]
+    for k in range(d + 1):
+        for j in range(m):
+            G[k, j] = 0.0
+    L = 0.0
+    for i in range(n):
+        xk = X[i, 0]
+        for j in range(m):
+            zrow[j] = xk * P[0, j]
+        for k in range(1, d):
+            xk = X[i, k]
+            for j in range(m):
+                zrow[j] += xk * P[k, j]
+        hi = 0.0
+        for j in range(m):
+            s = zrow[j]
+            hi += P[d, j] * (s if s > 0.0 else gamma * s)
+        li, dli = _ell(c * hi, y[i], code)
+        L += sw[i] * li
+        ri = R * sw[i] * dli
+        rg = ri * gamma
+        for j in range(m):
+            s = zrow[j]
+            coef = ri if s > 0.0 else rg  # r_i σ'(z_ij), σ'(0) = γ (0 for ReLU)
+            G[d, j] += coef * s  # r_i σ(z_ij) = r_i σ'(z_ij) z_ij
+            zrow[j] = coef
+        for k in range(d):
+            xk = X[i, k]
+            for j in range(m):
+                G[k, j] += xk * zrow[j]
+    _finish_grad(P, G, c, train_out)
+    return R * L
+
+
+@_jit_fast
+def _eval_blas(X, XT, y, sw, P, gamma, c, code, R, train_out, Z, G):
+    """L and ∇L with two GEMMs: Z = X P[:d], then G[:d] = Xᵀ (r ⊙ σ'(Z)) (Z reused)."""
+    n, d = X.shape
+    m = P.shape[1]
+    np.dot(X, P[:d], Z)
+    for j in range(m):
+        G[d, j] = 0.0
     L = 0.0
     for i in range(n):
         hi = 0.0
+        for j in range(m):
+            s = Z[i, j]
+            hi += P[d, j] * (s if s > 0.0 else gamma * s)
+        li, dli = _ell(c * hi, y[i], code)
+        L += sw[i] * li
+        ri = R * sw[i] * dli
+        rg = ri * gamma
+        for j in range(m):
+            s = Z[i, j]
+            coef = ri if s > 0.0 else rg
+            G[d, j] += coef * s
+            Z[i, j] = coef
+    np.dot(XT, Z, G[:d])
+    _finish_grad(P, G, c, train_out)
+    return R * L
+
+
+@_jit
+def _eval(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G):
+    """Dispatch to the BLAS or the fused path; returns L and fills G."""
+    if use_blas:
+        return _eval_blas(X, XT, y, sw, P, gamma, c, code, R, train_out, Z, G)
+    return _eval_fused(X, y, sw, P, gamma, c, code, R, train_out, zrow, G)
+
+
+@_jit
+def _grad(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, P, G, gW, ga):
+    """L and (∂L/∂W, ∂L/∂a) in the public layout (one evaluation; used by loss_grad)."""
+    _pack(W, a, P)
+    L = _eval(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G)
+    _unpack(G, gW, ga)
+    return L
+
+
+@_jit_fast
+def _forward(X, W, a, gamma, c, zrow, out):
+    """out_i = c Σ_j a_j σ(⟨w_j, x_i⟩)."""
+    n, d = X.shape
+    m = W.shape[0]
+    for i in range(n):
         for j in range(m):
             s = 0.0
             for k in range(d):
                 s += X[i, k] * W[j, k]
             zrow[j] = s
-            hi += a[j] * (s * (1.0 if s > 0.0 else gamma))
-        hi *= c
-        li, dli = _ell(hi, y[i], code)
-        L += sw[i] * li
-        ri = R * sw[i] * dli
+        hi = 0.0
         for j in range(m):
             s = zrow[j]
-            coef = ri * (1.0 if s > 0.0 else gamma)  # r_i σ'(z_ij); σ(z) = σ'(z) z
-            ga[j] += coef * s
-            for k in range(d):
-                gW[j, k] += coef * X[i, k]
-    for j in range(m):
-        f = c * a[j]
-        for k in range(d):
-            gW[j, k] *= f
-        ga[j] = c * ga[j] if train_out else 0.0
-    return R * L
-
-
-@_jit_fast
-def _grad_blas(X, y, sw, W, a, gamma, c, code, R, train_out, Z, gW, ga):
-    """L and ∇L with two BLAS products: Z = X Wᵀ, then gW = (r ⊙ σ'(Z))ᵀ X (Z reused)."""
-    n = X.shape[0]
-    m = W.shape[0]
-    np.dot(X, W.T, Z)
-    ga[:] = 0.0
-    L = 0.0
-    for i in range(n):
-        hi = 0.0
-        for j in range(m):
-            s = Z[i, j]
-            hi += a[j] * (s * (1.0 if s > 0.0 else gamma))
-        hi *= c
-        li, dli = _ell(hi, y[i], code)
-        L += sw[i] * li
-        ri = R * sw[i] * dli
-        for j in range(m):
-            s = Z[i, j]
-            coef = ri * (1.0 if s > 0.0 else gamma)
-            ga[j] += coef * s
-            Z[i, j] = coef
-    np.dot(Z.T, X, gW)
-    d = X.shape[1]
-    for j in range(m):
-        f = c * a[j]
-        for k in range(d):
-            gW[j, k] *= f
-        ga[j] = c * ga[j] if train_out else 0.0
-    return R * L
-
-
-@_jit
-def _grad(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, gW, ga):
-    """Dispatch to the BLAS or the fused path; returns L and fills gW, ga."""
-    if use_blas:
-        return _grad_blas(X, y, sw, W, a, gamma, c, code, R, train_out, Z, gW, ga)
-    return _grad_fused(X, y, sw, W, a, gamma, c, code, R, train_out, zrow, gW, ga)
-
-
-@_jit
-def _forward(X, W, a, gamma, c, use_blas, Z, out):
-    """out_i = c Σ_j a_j σ(⟨w_j, x_i⟩)."""
-    n, d = X.shape
-    m = W.shape[0]
-    if use_blas:
-        np.dot(X, W.T, Z)
-    for i in range(n):
-        hi = 0.0
-        for j in range(m):
-            if use_blas:
-                s = Z[i, j]
-            else:
-                s = 0.0
-                for k in range(d):
-                    s += X[i, k] * W[j, k]
-            hi += a[j] * (s * (1.0 if s > 0.0 else gamma))
+            hi += a[j] * (s if s > 0.0 else gamma * s)
         out[i] = c * hi
 
 
@@ -227,49 +331,45 @@ def _loss_from_h(h, y, sw, code, R):
 
 
 @_jit
-def _rates(W, gW):
+def _rates(P, G):
     """(Σ_j 2⟨−g_j, w_j⟩, Σ_{‖w_j‖>0} ‖g_j − ⟨g_j,w_j⟩w_j/‖w_j‖²‖ / ‖w_j‖)."""
-    m, d = W.shape
+    d = P.shape[0] - 1
+    m = P.shape[1]
     nr = 0.0
     dr = 0.0
     for j in range(m):
         ww = 0.0
         gw = 0.0
         for k in range(d):
-            ww += W[j, k] * W[j, k]
-            gw += gW[j, k] * W[j, k]
+            ww += P[k, j] * P[k, j]
+            gw += G[k, j] * P[k, j]
         nr -= 2.0 * gw
         if ww > 0.0:
             q = gw / ww
             pp = 0.0
             for k in range(d):
-                v = gW[j, k] - q * W[j, k]
+                v = G[k, j] - q * P[k, j]
                 pp += v * v
             dr += np.sqrt(pp / ww)
     return nr, dr
 
 
 @_jit
-def _params_ok(W, a):
+def _params_ok(P):
     """True iff every parameter is finite with magnitude ≤ DIVERGENCE_BOUND."""
-    m, d = W.shape
-    for j in range(m):
-        if not abs(a[j]) <= 1e150:
-            return False
-        for k in range(d):
-            if not abs(W[j, k]) <= 1e150:
-                return False
-    return True
+    nbad = 0
+    for k in range(P.shape[0]):
+        for j in range(P.shape[1]):
+            nbad += 0 if abs(P[k, j]) <= 1e150 else 1
+    return nbad == 0
 
 
-@_jit
-def _shift(W, a, alpha, gW, ga, train_out, Wt, at):
-    """(Wt, at) = (W, a) − α (gW, ga); a is copied unchanged when frozen. No allocation."""
-    m, d = W.shape
-    for j in range(m):
-        for k in range(d):
-            Wt[j, k] = W[j, k] - alpha * gW[j, k]
-        at[j] = a[j] - alpha * ga[j] if train_out else a[j]
+@_jit_fast
+def _shift(P, alpha, G, Pt):
+    """Pt = P − α G over all rows (G[d] ≡ 0 when a is frozen, so a is copied exactly)."""
+    for k in range(P.shape[0]):
+        for j in range(P.shape[1]):
+            Pt[k, j] = P[k, j] - alpha * G[k, j]
 
 
 @_jit
@@ -278,32 +378,48 @@ def _first_grid_after(grid, t):
     return np.searchsorted(grid, t, side="right")
 
 
+@_jit_fast
+def _gd_update(P, G, lr, rows):
+    """P[:rows] −= lr G[:rows]; returns the number of entries now non-finite or > 1e150."""
+    nbad = 0
+    m = P.shape[1]
+    for k in range(rows):
+        for j in range(m):
+            v = P[k, j] - lr * G[k, j]
+            P[k, j] = v
+            nbad += 0 if abs(v) <= 1e150 else 1
+    return nbad
+
+
 @_jit
-def _gd_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, lr, k0, n_steps,
-            grid, zrow, Z, gW, ga, have_grad, L0, out_t, out_l, out_nr, out_dr):
+def _gd_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, lr, k0, n_steps,
+            grid, zrow, Z, P, G, have_grad, L0, out_t, out_l, out_nr, out_dr):
     """Run ``n_steps`` GD steps in place from step k0; returns (status, k, n_samp, n_eval, L).
 
-    The gradient at the current point is cached between calls (``have_grad``), so each
+    The gradient at the current point is cached between calls in G (``have_grad``), so each
     step costs one evaluation whose forward pass also gives the loss that is recorded.
     On divergence the state is left at the first offending iterate.
     """
+    _pack(W, a, P)
+    d = P.shape[0] - 1
+    rows = d + 1 if train_out else d
     ng = grid.shape[0]
     gi = _first_grid_after(grid, k0 * lr)
     ns = 0
     ne = 0
     k = k0
     L = L0
+    st = _OK
     if not have_grad:
-        L = _grad(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, gW, ga)
+        L = _eval(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G)
         ne += 1
-    if not np.isfinite(L) or not _params_ok(W, a):
+    if not np.isfinite(L) or not _params_ok(P):
         return _DIVERGED, k, ns, ne, L
     kend = k0 + n_steps
-    m, d = W.shape
     while True:
         t = k * lr
         if k > k0 and gi < ng and t >= grid[gi]:
-            nr, dr = _rates(W, gW)
+            nr, dr = _rates(P, G)
             out_t[ns] = t
             out_l[ns] = L
             out_nr[ns] = nr
@@ -313,68 +429,45 @@ def _gd_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, lr, k0, n_st
                 gi += 1
         if k == kend:
             break
-        ok = True
-        for j in range(m):
-            for q in range(d):
-                v = W[j, q] - lr * gW[j, q]
-                W[j, q] = v
-                if not abs(v) <= 1e150:
-                    ok = False
-        if train_out:
-            for j in range(m):
-                v = a[j] - lr * ga[j]
-                a[j] = v
-                if not abs(v) <= 1e150:
-                    ok = False
+        nbad = _gd_update(P, G, lr, rows)
         k += 1
-        if not ok:
-            return _DIVERGED, k, ns, ne, np.nan
-        L = _grad(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, gW, ga)
+        if nbad > 0:
+            st = _DIVERGED
+            L = np.nan
+            break
+        L = _eval(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G)
         ne += 1
         if not np.isfinite(L):
-            return _DIVERGED, k, ns, ne, L
-    return _OK, k, ns, ne, L
+            st = _DIVERGED
+            break
+    _unpack(P, W, a)
+    return st, k, ns, ne, L
 
 
 @_jit
-def _copy(W, a, Wo, ao):
-    """(Wo, ao) ← (W, a) without allocation."""
-    m, d = W.shape
-    for j in range(m):
-        for k in range(d):
-            Wo[j, k] = W[j, k]
-        ao[j] = a[j]
-
-
-@_jit
-def _rms_scaled(UW, Ua, W, a, atol, rtol, train_out):
+def _rms_scaled(U, P, atol, rtol, rows):
     """RMS over trained parameters of U / (atol + rtol·|θ|) (scipy's initial-step norm)."""
-    m, d = W.shape
+    m = P.shape[1]
     s = 0.0
-    for j in range(m):
-        for k in range(d):
-            e = UW[j, k] / (atol + rtol * abs(W[j, k]))
+    for k in range(rows):
+        for j in range(m):
+            e = U[k, j] / (atol + rtol * abs(P[k, j]))
             s += e * e
-        if train_out:
-            e = Ua[j] / (atol + rtol * abs(a[j]))
-            s += e * e
-    return np.sqrt(s / (m * d + (m if train_out else 0)))
+    return np.sqrt(s / (rows * m))
 
 
 @_jit
-def _max_rel_rate(W, a, gW, ga, train_out):
+def _max_rel_rate(P, G):
     """max_j ‖∇_{θ_j}L‖ / ‖θ_j‖ over nonzero neurons (θ_j = (w_j, a_j)); ≥ 1e-300."""
-    m, d = W.shape
+    d1 = P.shape[0]
+    m = P.shape[1]
     best = 1e-300
     for j in range(m):
         num = 0.0
         den = 0.0
-        for q in range(d):
-            num += gW[j, q] * gW[j, q]
-            den += W[j, q] * W[j, q]
-        if train_out:
-            num += ga[j] * ga[j]
-        den += a[j] * a[j]
+        for k in range(d1):
+            num += G[k, j] * G[k, j]  # G[d] ≡ 0 when a is frozen
+            den += P[k, j] * P[k, j]
         if den > 0.0:
             r = np.sqrt(num / den)
             if r > best:
@@ -382,24 +475,71 @@ def _max_rel_rate(W, a, gW, ga, train_out):
     return best
 
 
+@_jit_fast
+def _bs_combine(P, hs, G1, G2, G3, G4, Pn, rows):
+    """Pn = P − hs(2/9 G1 + 1/3 G2 + 4/9 G3) (rows ≥ ``rows`` copied)."""
+    b1 = hs * (2.0 / 9.0)
+    b2 = hs * (1.0 / 3.0)
+    b3 = hs * (4.0 / 9.0)
+    m = P.shape[1]
+    for k in range(P.shape[0]):
+        if k < rows:
+            for j in range(m):
+                Pn[k, j] = P[k, j] - (b1 * G1[k, j] + b2 * G2[k, j] + b3 * G3[k, j])
+        else:
+            for j in range(m):
+                Pn[k, j] = P[k, j]
+
+
+@_jit_fast
+def _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows):
+    """RMS of the embedded error h Σ E_s k_s, E = (5/72, −1/12, −1/9, 1/8), k = −g,
+    scaled by atol + rtol·max(|θ|, |θ_new|) (scipy's RK23 norm)."""
+    e1 = -hs * (5.0 / 72.0)
+    e2 = hs * (1.0 / 12.0)
+    e3 = hs * (1.0 / 9.0)
+    e4 = -hs * (1.0 / 8.0)
+    m = P.shape[1]
+    s = 0.0
+    for k in range(rows):
+        for j in range(m):
+            er = e1 * G1[k, j] + e2 * G2[k, j] + e3 * G3[k, j] + e4 * G4[k, j]
+            sc = atol + rtol * max(abs(P[k, j]), abs(Pn[k, j]))
+            q = er / sc
+            s += q * q
+    return np.sqrt(s / (rows * m))
+
+
 @_jit
-def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
-            max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel,
-            g1W, g1a, g2W, g2a, g3W, g3a, g4W, g4a, Wt, at, Wn, an,
-            out_t, out_l, out_nr, out_dr):
+def _copy2(A, B):
+    """B ← A (same shape, no allocation)."""
+    for k in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            B[k, j] = A[k, j]
+
+
+@_jit
+def _gf_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
+            max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
+            streak, P, Pn, Pt, G1, G2, G3, G4, out_t, out_l, out_nr, out_dr):
     """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from t to exactly t_target (in place).
 
     Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected,
-    n_forced). Steps at the kink floor (see KINK_REL) are accepted when the loss does not
-    increase and counted in n_forced.
-    g1* holds ∇L at the current point (FSAL). Controller as scipy RK23: safety 0.9,
-    factor in [0.2, 10], exponent −1/3, no growth right after a rejection. When the last
-    step is clipped to land on t_target, the unclipped proposal is kept for the next call.
-    State on "diverged": the first accepted point whose loss or parameters are non-finite
-    or exceed DIVERGENCE_BOUND, or the last accepted point if the step size collapses.
+    n_forced, streak). ``streak`` (consecutive accepted steps below the kink floor) carries
+    over between calls, so chunked driving engages the floor as early as one long call.
+    Steps at the kink floor (see KINK_REL) are accepted when the loss does not increase and
+    counted in n_forced.
+    G1 holds ∇L at the current point (FSAL), kept between calls. Controller as scipy RK23:
+    safety 0.9, factor in [0.2, 10], exponent −1/3, no growth right after a rejection. When
+    the last step is clipped to land on t_target, the unclipped proposal is kept for the next
+    call. State on "diverged": the first accepted point whose loss or parameters are
+    non-finite or exceed DIVERGENCE_BOUND, or the last accepted point if the step size
+    collapses. Accepted points and FSAL gradients are swapped in, not copied.
     """
-    m, d = W.shape
-    N = m * d + (m if train_out else 0)
+    odd = False  # G1/G4 swapped an odd number of times
+    _pack(W, a, P)
+    d = P.shape[0] - 1
+    rows = d + 1 if train_out else d
     ng = grid.shape[0]
     gi = _first_grid_after(grid, t)
     ns = 0
@@ -407,23 +547,23 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
     nacc = 0
     nrej = 0
     nforced = 0
-    streak = 0  # consecutive accepted steps below the kink floor
+    st = _OK
     if not have_f:
-        L = _grad(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, g1W, g1a)
+        L = _eval(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G1)
         ne += 1
         have_f = True
-    if not np.isfinite(L) or not _params_ok(W, a):
-        return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced
+    if not np.isfinite(L) or not _params_ok(P):
+        return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak
     if h <= 0.0:
         # scipy's select_initial_step (order 3), with f = −∇L
-        d0 = _rms_scaled(W, a, W, a, atol, rtol, train_out)
-        d1 = _rms_scaled(g1W, g1a, W, a, atol, rtol, train_out)
+        d0 = _rms_scaled(P, P, atol, rtol, rows)
+        d1 = _rms_scaled(G1, P, atol, rtol, rows)
         h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-        _shift(W, a, h0, g1W, g1a, train_out, Wt, at)
-        _grad(X, y, sw, Wt, at, gamma, c, code, R, train_out, use_blas, zrow, Z, g2W, g2a)
+        _shift(P, h0, G1, Pt)
+        _eval(X, XT, y, sw, Pt, gamma, c, code, R, train_out, use_blas, zrow, Z, G2)
         ne += 1
-        _shift(g2W, g2a, 1.0, g1W, g1a, True, g3W, g3a)  # g3 = f1 − f0 (sign irrelevant)
-        d2 = _rms_scaled(g3W, g3a, W, a, atol, rtol, train_out) / h0
+        _shift(G2, 1.0, G1, G3)  # G3 = f1 − f0 (sign irrelevant)
+        d2 = _rms_scaled(G3, P, atol, rtol, rows) / h0
         if d1 <= 1e-15 and d2 <= 1e-15:
             h1 = max(1e-6, h0 * 1e-3)
         else:
@@ -434,13 +574,15 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
 
     while t < t_target:
         rejected = False
-        h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(W, a, g1W, g1a, train_out)
+        h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(P, G1)
         while True:
             if ne + 3 > max_evals:
-                return _BUDGET, t, h, L, have_f, ns, ne, nacc, nrej, nforced
+                st = _BUDGET
+                break
             min_step = 10.0 * (np.nextafter(t, np.inf) - t)
             if h < min_step:
-                return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced
+                st = _DIVERGED
+                break
             h_prop = h
             t_new = t + h
             clipped = False
@@ -451,41 +593,15 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
             else:
                 hs = h
             # stage 2: θ + h/2 k1 ; stage 3: θ + 3h/4 k2 ; k = −g
-            _shift(W, a, 0.5 * hs, g1W, g1a, train_out, Wt, at)
-            _grad(X, y, sw, Wt, at, gamma, c, code, R, train_out, use_blas, zrow, Z, g2W, g2a)
-            _shift(W, a, 0.75 * hs, g2W, g2a, train_out, Wt, at)
-            _grad(X, y, sw, Wt, at, gamma, c, code, R, train_out, use_blas, zrow, Z, g3W, g3a)
-            b1 = hs * (2.0 / 9.0)
-            b2 = hs * (1.0 / 3.0)
-            b3 = hs * (4.0 / 9.0)
-            for j in range(m):
-                for q in range(d):
-                    Wn[j, q] = W[j, q] - (b1 * g1W[j, q] + b2 * g2W[j, q] + b3 * g3W[j, q])
-            if train_out:
-                for j in range(m):
-                    an[j] = a[j] - (b1 * g1a[j] + b2 * g2a[j] + b3 * g3a[j])
-            else:
-                an[:] = a
-            L_new = _grad(X, y, sw, Wn, an, gamma, c, code, R, train_out, use_blas, zrow, Z,
-                          g4W, g4a)
+            _shift(P, 0.5 * hs, G1, Pt)
+            _eval(X, XT, y, sw, Pt, gamma, c, code, R, train_out, use_blas, zrow, Z, G2)
+            _shift(P, 0.75 * hs, G2, Pt)
+            _eval(X, XT, y, sw, Pt, gamma, c, code, R, train_out, use_blas, zrow, Z, G3)
+            _bs_combine(P, hs, G1, G2, G3, G4, Pn, rows)
+            L_new = _eval(X, XT, y, sw, Pn, gamma, c, code, R, train_out, use_blas, zrow, Z,
+                          G4)
             ne += 3
-            # err = h Σ E_s k_s with E = (5/72, −1/12, −1/9, 1/8) and k = −g
-            e1 = -hs * (5.0 / 72.0)
-            e2 = hs * (1.0 / 12.0)
-            e3 = hs * (1.0 / 9.0)
-            e4 = -hs * (1.0 / 8.0)
-            s = 0.0
-            for j in range(m):
-                for q in range(d):
-                    er = e1 * g1W[j, q] + e2 * g2W[j, q] + e3 * g3W[j, q] + e4 * g4W[j, q]
-                    sc = atol + rtol * max(abs(W[j, q]), abs(Wn[j, q]))
-                    s += (er / sc) ** 2
-            if train_out:
-                for j in range(m):
-                    er = e1 * g1a[j] + e2 * g2a[j] + e3 * g3a[j] + e4 * g4a[j]
-                    sc = atol + rtol * max(abs(a[j]), abs(an[j]))
-                    s += (er / sc) ** 2
-            err = np.sqrt(s / N)
+            err = _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows)
             if err < 1.0:
                 if err == 0.0:
                     factor = 10.0
@@ -497,7 +613,7 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
                 if clipped and not rejected:
                     h = max(h, h_prop)
                 break
-            floor_on = streak >= KINK_STREAK
+            floor_on = streak >= kink_streak
             if floor_on and hs <= h_floor * 1.000001 and np.isfinite(L_new) and L_new <= L:
                 nforced += 1  # at the kink floor: accept a loss-decreasing step
                 h = h_floor
@@ -511,17 +627,22 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
                 h = h_floor
             rejected = True
             nrej += 1
-        # accept
+        if st != _OK:
+            break
+        # accept: swap the new point and its gradient in (FSAL)
         nacc += 1
-        streak = streak + 1 if hs < h_floor * 1.000001 else 0
+        if not clipped:  # a step cut short to land on t_target says nothing about kinks
+            streak = streak + 1 if hs < h_floor * 1.000001 else 0
         t = t_new
-        _copy(Wn, an, W, a)
-        _copy(g4W, g4a, g1W, g1a)
+        P, Pn = Pn, P
+        G1, G4 = G4, G1
+        odd = not odd
         L = L_new
-        if not np.isfinite(L) or not _params_ok(W, a):
-            return _DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced
+        if not np.isfinite(L) or not _params_ok(P):
+            st = _DIVERGED
+            break
         if gi < ng and t >= grid[gi]:
-            nr, dr = _rates(W, g1W)
+            nr, dr = _rates(P, G1)
             out_t[ns] = t
             out_l[ns] = L
             out_nr[ns] = nr
@@ -529,7 +650,10 @@ def _gf_run(X, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
             ns += 1
             while gi < ng and grid[gi] <= t:
                 gi += 1
-    return _OK, t, h, L, have_f, ns, ne, nacc, nrej, nforced
+    _unpack(P, W, a)
+    if odd:  # the caller's G1 buffer is now the local G4
+        _copy2(G1, G4)
+    return st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak
 
 
 # --------------------------------------------------------------------------- wrappers
@@ -568,14 +692,20 @@ def _samples(buf: tuple[np.ndarray, ...], ns: int) -> Samples:
 
 def forward(p: Problem, W: np.ndarray, a: np.ndarray, X: np.ndarray | None = None,
             path: str | None = None) -> np.ndarray:
-    """h_i = c Σ_j a_j σ(⟨w_j, x_i⟩) on X (default p.X)."""
+    """h_i = c Σ_j a_j σ(⟨w_j, x_i⟩) on X (default p.X). ``path`` is accepted for
+    compatibility; both paths give the same numbers to round-off."""
     X = p.X if X is None else np.ascontiguousarray(X, dtype=np.float64)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    a = np.ascontiguousarray(a, dtype=np.float64)
     n = X.shape[0]
     m = W.shape[0]
     blas = _resolve_path(p, m, path)
-    Z = np.empty((n, m) if blas else (0, 0))
+    if blas:
+        with np.errstate(all="ignore"):  # overflow is reported by the caller's checks
+            Z = X @ W.T
+            return float(p.c) * (np.where(Z > 0.0, Z, float(p.gamma) * Z) @ a)
     out = np.empty(n)
-    _forward(X, W, a, float(p.gamma), float(p.c), blas, Z, out)
+    _forward(X, W, a, float(p.gamma), float(p.c), np.empty(m), out)
     return out
 
 
@@ -588,14 +718,25 @@ def loss_grad(p: Problem, W: np.ndarray, a: np.ndarray,
               path: str | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """(L, ∂L/∂W (m, d), ∂L/∂a (m,)); ∂L/∂a ≡ 0 when the output layer is frozen."""
     n, d = p.X.shape
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    a = np.ascontiguousarray(a, dtype=np.float64)
     m = W.shape[0]
     blas = _resolve_path(p, m, path)
+    if blas:
+        _limit_core_blas()
     gW = np.empty((m, d))
     ga = np.empty(m)
-    L = _grad(p.X, p.y, p.sw, W, a, float(p.gamma), float(p.c), LOSS_CODES[p.loss], _R(p),
-              bool(p.train_output), blas, np.empty(m), np.empty((n, m) if blas else (0, 0)),
+    L = _grad(p.X, _xt(p.X, blas), p.y, p.sw, W, a, float(p.gamma), float(p.c), LOSS_CODES[p.loss],
+              _R(p), bool(p.train_output), blas, np.empty(m),
+              np.empty((n, m) if blas else (0, 0)), np.empty((d + 1, m)), np.empty((d + 1, m)),
               gW, ga)
     return float(L), gW, ga
+
+
+
+def _xt(X: np.ndarray, blas: bool) -> np.ndarray:
+    """Xᵀ as a C-contiguous (d, n) array for the second GEMM (unused by the fused path)."""
+    return np.ascontiguousarray(X.T) if blas else np.empty((0, 0))
 
 
 class _Base:
@@ -608,13 +749,15 @@ class _Base:
         n, d = p.X.shape
         m = self.W.shape[0]
         self.use_blas = _resolve_path(p, m, path)
-        self._args = (p.X, p.y, p.sw)
+        if self.use_blas:
+            _limit_core_blas()
+        self._args = (p.X, _xt(p.X, self.use_blas), p.y, p.sw)
         self._model = (float(p.gamma), float(p.c), LOSS_CODES[p.loss], _R(p),
                        bool(p.train_output), self.use_blas)
         self._zrow = np.empty(m)
         self._Z = np.empty((n, m) if self.use_blas else (0, 0))
-        self._gW = np.empty((m, d))
-        self._ga = np.empty(m)
+        self._P = np.empty((d + 1, m))  # packed parameters (see "Layout" above)
+        self._G = np.empty((d + 1, m))  # gradient at the current point, same layout
         self._have_grad = False
         self._L = np.nan
         self.n_evals = 0
@@ -649,8 +792,8 @@ class GDStepper(_Base):
         cap = int(np.searchsorted(grid, t1, "right") - np.searchsorted(grid, t0, "right"))
         buf = _empty_samples(max(cap, 0))
         st, k, ns, ne, L = _gd_run(*self._args, self.W, self.a, *self._model, self.lr,
-                                   self.k, int(n_steps), grid, self._zrow, self._Z, self._gW,
-                                   self._ga, self._have_grad, self._L, *buf)
+                                   self.k, int(n_steps), grid, self._zrow, self._Z, self._P,
+                                   self._G, self._have_grad, self._L, *buf)
         self.k = int(k)
         self.n_evals += int(ne)
         self._L = float(L)
@@ -668,7 +811,7 @@ class GFStepper(_Base):
 
     def __init__(self, p: Problem, W: np.ndarray, a: np.ndarray, rtol: float, atol: float,
                  h0: float | None = None, path: str | None = None,
-                 kink_rel: float = KINK_REL) -> None:
+                 kink_rel: float = KINK_REL, kink_streak: int | None = None) -> None:
         super().__init__(p, W, a, path)
         self.rtol = float(rtol)
         self.atol = float(atol)
@@ -678,10 +821,10 @@ class GFStepper(_Base):
         self.n_rejected = 0
         self.n_forced = 0  # steps accepted at the kink floor (sliding neurons)
         self.kink_rel = float(kink_rel)
-        m, d = self.W.shape
-        self._stage = (np.empty((m, d)), np.empty(m), np.empty((m, d)), np.empty(m),
-                       np.empty((m, d)), np.empty(m), np.empty((m, d)), np.empty(m),
-                       np.empty((m, d)), np.empty(m))
+        self.kink_streak = int(kink_streak if kink_streak is not None
+                               else kink_streak_for(self.rtol))
+        self._streak = 0  # consecutive accepted steps below the kink floor (kept across calls)
+        self._stage = tuple(np.empty_like(self._P) for _ in range(5))  # Pn, Pt, G2, G3, G4
 
     def advance(self, t_target: float, max_evals: int, grid: np.ndarray) -> Advance:
         """Integrate to exactly ``t_target`` or until ``max_evals`` evaluations (this call).
@@ -692,10 +835,12 @@ class GFStepper(_Base):
         cap = int(np.searchsorted(grid, t_target, "right")
                   - np.searchsorted(grid, self.t, "right"))
         buf = _empty_samples(max(cap, 0))
-        st, t, h, L, hf, ns, ne, na, nr, nf = _gf_run(
+        Pn, Pt, G2, G3, G4 = self._stage
+        st, t, h, L, hf, ns, ne, na, nr, nf, streak = _gf_run(
             *self._args, self.W, self.a, *self._model, self.t, t_target, int(max_evals),
             self.rtol, self.atol, self.h, self._have_grad, self._L, grid, self._zrow, self._Z,
-            self.kink_rel, self._gW, self._ga, *self._stage, *buf)
+            self.kink_rel, self.kink_streak, self._streak, self._P, Pn, Pt, self._G, G2, G3,
+            G4, *buf)
         self.t = float(t)
         self.h = float(h)
         self._L = float(L)
@@ -704,4 +849,5 @@ class GFStepper(_Base):
         self.n_accepted += int(na)
         self.n_rejected += int(nr)
         self.n_forced += int(nf)
+        self._streak = int(streak)
         return Advance(_STATUS[st], _samples(buf, ns))

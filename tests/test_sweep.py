@@ -168,7 +168,7 @@ def test_diverging_and_invalid_points_are_rows(local_client):
 
 
 def test_cancel_leaves_no_running_tasks(local_client):
-    # four runs that would take minutes each; cancel once both workers are simulating
+    # four runs that would take minutes each; cancel once both workers are working on them
     spec = sw.Sweep.from_dict({
         "base": {**TINY_BASE, "data": {"kind": "clusters"}, "model": {"width": 1000},
                  "integrator": {"method": "gd", "lr": 0.001, "t_end": 19000.0,
@@ -177,10 +177,14 @@ def test_cancel_leaves_no_running_tasks(local_client):
     before = _worker_stat(local_client, "cancelled")
     cancel = threading.Event()
 
-    def watch() -> None:
+    def watch() -> None:  # the scheduler's view: a task of the sweep on each worker
         end = time.monotonic() + 120
-        while _worker_stat(local_client, "running") < 2 and time.monotonic() < end:
+        while time.monotonic() < end:
+            busy = local_client.processing().values()
+            if len(busy) == 2 and all(len(v) for v in busy):
+                break
             time.sleep(0.1)
+        time.sleep(0.5)  # let both simulations start
         cancel.set()
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -309,7 +313,9 @@ def test_figures_from_a_synthetic_table():
 def test_sweeps_page_runs_a_tiny_sweep(local_client):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(REPO / "pages" / "sweeps.py"), default_timeout=120)
+    page = next(p for p in (REPO / "app_pages" / "sweeps.py", REPO / "pages" / "sweeps.py")
+                if p.exists())
+    at = AppTest.from_file(str(page), default_timeout=120)
     at.run()
     assert not at.exception
     assert at.query_params.get("sweep") in ("trap_probability", ["trap_probability"])

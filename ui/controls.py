@@ -321,9 +321,11 @@ def _view_controls(p: _Panel) -> ViewOptions:
     return ViewOptions(**vals)
 
 
-def control_panel(prefix: str = KEY_PREFIX) -> Controls:
+def control_panel(prefix: str = KEY_PREFIX, *, display: bool = True) -> Controls:
     """Draw every control (seeded from the URL on a session's first run, then from the session)
-    and build the Config. Errors are shown next to their controls by `show_errors`."""
+    and build the Config. Errors are shown next to their controls by `show_errors`.
+    `display=False` leaves out the "Display" expander (pages with their own display options);
+    the view is then the stored one."""
     base, view0, _ = load_url_once(prefix)
     fresh = bool(st.session_state.pop(f"{prefix}._fresh", False))
     p = _Panel(base, view0, prefix, fresh)
@@ -335,8 +337,11 @@ def control_panel(prefix: str = KEY_PREFIX) -> Controls:
         _init_controls(p)
     with st.expander("Training and recording", expanded=False):
         _training_controls(p)
-    with st.expander("Display", expanded=True):
-        view = _view_controls(p)
+    if display:
+        with st.expander("Display", expanded=True):
+            view = _view_controls(p)
+    else:
+        view = view0
     raw = dict(p.base)
     raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     kind = p.values.get("data.kind", raw["data"]["kind"])

@@ -21,6 +21,7 @@ from dynamics.service import Service, ServiceError, default_service
 from dynamics.trajectory import Trajectory
 from viz.main_figure import main_figure
 
+from .presenter import fill_screen
 from .state import KEY_PREFIX, ViewOptions
 
 SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
@@ -111,15 +112,18 @@ def _traj_key(traj: Trajectory) -> str:
 def _cached_figure(key: str, _traj: Trajectory, _analysis: Analysis | None,
                    radius: str, time_axis: str, time_scale: str, presenter: bool,
                    has_analysis: bool) -> go.Figure:
-    return main_figure(_traj, _analysis, radius=radius,  # type: ignore[arg-type]
-                       time_axis=time_axis, time_scale=time_scale,  # type: ignore[arg-type]
-                       presenter=presenter)
+    fig = main_figure(_traj, _analysis, radius=radius,  # type: ignore[arg-type]
+                      time_axis=time_axis, time_scale=time_scale,  # type: ignore[arg-type]
+                      presenter=presenter)
+    return fill_screen(fig) if presenter else fig
 
 
 def figure_for(traj: Trajectory, analysis: Analysis | None, view: ViewOptions) -> go.Figure:
     """The main figure, built once per (trajectory, display options) and shared by sessions
-    (the figure is not modified afterwards; st.plotly_chart copies it)."""
+    (the figure is not modified afterwards; st.plotly_chart copies it). In presenter mode it
+    has no fixed height: `ui.presenter.chart` sizes it from the viewport."""
     if traj.status not in ("completed", "diverged", "max_steps"):  # partial: not shared
-        return main_figure(traj, analysis, **view.figure_kwargs())
+        fig = main_figure(traj, analysis, **view.figure_kwargs())
+        return fill_screen(fig) if view.presenter else fig
     return _cached_figure(_traj_key(traj), traj, analysis, view.radius, view.time_axis,
                           view.time_scale, view.presenter, analysis is not None)

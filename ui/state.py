@@ -146,3 +146,39 @@ def share_link(params: Mapping[str, str], page_url: str | None = None) -> str:
     base = (base or "").split("?")[0]
     query = urlencode(dict(params), safe=",.[]:")
     return f"{base}?{query}" if query else base
+
+
+EXPLORER_PAGE = "app_pages/explorer.py"
+
+
+def forget_url_state(prefix: str = KEY_PREFIX) -> None:
+    """Make the next run of a page with this prefix start from its URL again (as on a
+    session's first run): used before switching to it with new parameters."""
+    for k in ("_config", "_view", "_url_warnings"):
+        st.session_state.pop(f"{prefix}.{k}", None)
+
+
+def open_in_explorer(config: Config, view: ViewOptions | None = None,
+                     page: str = EXPLORER_PAGE) -> None:
+    """Switch to the Explorer showing `config` (and `view`): its URL carries the preset, and
+    the Explorer's session state is reset so that it reads it. Does not return."""
+    forget_url_state()
+    st.switch_page(page, query_params=state_to_query(config, view or ViewOptions()))
+
+
+def page_link(page_url_path: str, params: Mapping[str, str]) -> str:
+    """A link to another page of the app (by its url_path, e.g. "papers"; "" for the default
+    page, the Explorer, which is served at the root) with parameters, absolute when the
+    browser's URL is known."""
+    try:
+        here = st.context.url or ""
+    except Exception:
+        here = ""
+    base = here.split("?")[0].rstrip("/")
+    if base:
+        base = base.rsplit("/", 1)[0] if base.count("/") > 2 else base
+        base = f"{base}/{page_url_path}" if page_url_path else base
+    else:
+        base = page_url_path
+    query = urlencode(dict(params), safe=",.[]:")
+    return f"{base}?{query}" if query else base

@@ -128,7 +128,7 @@ def png_bytes(fig: go.Figure, frame: int | None = None, *, width: int | None = N
     static = frame_figure(fig, frame)
     lay = static.layout
     w = int(width or lay.width or PNG_WIDTH)
-    h = int(height or lay.height or 650)
+    h = int(height or lay.height or 900)  # presenter figures have no fixed height
     spec = static.to_plotly_json()
     try:
         with _png_lock:

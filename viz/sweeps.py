@@ -87,14 +87,14 @@ def aggregate(df: pd.DataFrame, x: str, y: str, by: str | None = None,
 
 
 def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = False,
-            log_y: bool = False, presenter: bool = False, height: int = 520) -> go.Figure:
+            log_y: bool = False, presenter: bool = False, height: int = 620) -> go.Figure:
     st = style_for(presenter)
     font = getattr(st, "font", 15.0)
     fig.update_layout(
         title={"text": title, "font": {"size": getattr(st, "title", 19.0)}},
         template="plotly_white", height=height, font={"size": font},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        margin={"l": 70, "r": 20, "t": 90, "b": 60},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},
+        margin={"l": 70, "r": 20, "t": 60, "b": 150},
         hovermode="closest",
     )
     fig.update_xaxes(title_text=xtitle, type="log" if log_x else "linear")

@@ -1,0 +1,126 @@
+"""Overview: what early alignment is (for a student), one small live example, how to read the
+main figure, and one click into each paper's scenario.
+
+Thin: a tiny config → service (ui.runner) → figure (viz). State in the URL: `view.presenter`
+(presenter mode) is bound to it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dynamics.config import Config
+from dynamics.scenarios import presets
+from ui import presenter, runner, state
+from ui.state import ViewOptions
+
+PREFIX = "ov"
+EXAMPLE = {"data": {"kind": "points", "angles_deg": [20.0, 70.0, 200.0, 250.0],
+                    "radii": [1.0, 0.8, 1.0, 0.9], "labels": [1.0, 1.0, -1.0, -1.0]},
+           "model": {"width": 24}, "loss": {"kind": "exponential", "reduction": "sum"},
+           "init": {"scheme": "balanced", "scale": 1e-6},
+           "integrator": {"t_end": 30.0}, "record": {"frames": 80}}
+SCENARIOS = [  # (paper, preset, button label, one line)
+    ("min", "toy_2d", "Min et al. · 2-D toy",
+     "Four points, two classes: positive neurons gather at x₊, negative ones at x₋."),
+    ("min", "digits_0v1", "Min et al. · digits 0 vs 1",
+     "8×8 images: alignment to x₊ before the loss falls; stable rank → 1."),
+    ("chistikov", "centred_d4_lambda4^-6", "Chistikov et al. · teacher neuron",
+     "Square loss on a teacher: positive neurons align to γ_[n], then grow to the teacher."),
+    ("boursier", "three_point_balanced", "Boursier & Flammarion · the trap",
+     "Three 1-D points: early alignment lands the network on the least-squares line."),
+    ("boursier", "three_point_leaky", "Boursier & Flammarion · the escape",
+     "The same data with a leaky ReLU: the network escapes and fits."),
+    ("wang_ma", "four_phases", "Wang & Ma · four phases",
+     "Two signals, frozen output layer: four detected phases of the dynamics."),
+]
+PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False}
+
+on = st.toggle("Presenter mode", key=presenter.PARAM, bind="query-params",
+               help="Hides the controls and enlarges text and figure, for a projector. "
+                    "The link then opens in presenter mode for everyone.")
+presenter.apply_presenter(on, on_exit=presenter.session_flag_off, args=(presenter.PARAM,))
+
+st.title("Early alignment, in one picture")
+st.markdown(
+    "Train a two-layer ReLU network h(x) = Σⱼ aⱼ σ(⟨wⱼ, x⟩) by gradient flow, starting from "
+    "**very small weights** (scale ε). Because every weight is tiny, the network's output is "
+    "almost zero, so the loss gradient each hidden neuron feels is (to first order) fixed by the "
+    "data and the labels alone. Each neuron's **direction** wⱼ/‖wⱼ‖ therefore moves at an "
+    "O(1) speed, while its **norm** grows only at a rate proportional to itself: it stays of "
+    "order ε for a time of order log(1/ε).")
+st.markdown(
+    "So training splits into two phases. First, **alignment**: the neurons turn, at almost no "
+    "change in the loss, toward a few special directions — the *extremal vectors* of "
+    "G(w) = Σᵢ bᵢ σ(⟨w, xᵢ⟩) on the sphere (neurons with aⱼ > 0 go to local maxima, "
+    "aⱼ < 0 to minima); for two well-separated classes these are the class sums x₊ and x₋ "
+    "(Min et al.), for a teacher neuron the vector γ_[n] (Chistikov et al.). Then, **growth and "
+    "fitting**: the aligned neurons grow together, as if the network had only a few neurons, "
+    "and the loss falls.")
+st.markdown(
+    "This is a *simplicity bias*: the network behaves like a low-rank one. It can help — the "
+    "solution found is simple and generalises — or it can trap: Boursier & Flammarion's "
+    "three-point example ends on the least-squares line, a spurious stationary point, because "
+    "all useful neurons aligned to one direction before they could specialise. Wang & Ma "
+    "describe, for two signals and a frozen output layer, a sequence of four such phases.")
+
+st.subheader("A small live example")
+config = Config.from_dict(EXAMPLE)
+view = ViewOptions(presenter=on)
+traj = runner.run_config(config, prefix=PREFIX)
+if traj is not None:
+    analysis, problem = runner.analyse(traj)
+    if problem:
+        st.warning(f"Theory overlays are unavailable for this run: {problem}")
+    fig = runner.figure_for(traj, analysis, view)
+    presenter.chart(fig, key="overview_figure", presenter=on, config=PLOTLY_CONFIG)
+    st.caption("Four points in the plane, 24 neurons, ε = 10⁻⁶, exponential loss. Press ▶ Play: "
+               "the dots turn to the two green/purple rays while ‖w‖ (right, top) stays tiny; "
+               "only then do the norms grow and the loss drop.")
+    if st.button("Open this example in the Explorer", key=f"{PREFIX}.open_example",
+                 icon=":material/explore:"):
+        state.open_in_explorer(config, view)
+
+st.subheader("How to read the figure")
+st.markdown(
+    "- **Left panel, one marker per neuron.** Its angle is the direction of wⱼ (projected onto "
+    "a plane when the data has more than 2 dimensions); its distance from the centre is "
+    "‖wⱼ‖ relative to the largest neuron of that frame (or log‖wⱼ‖); bigger markers are "
+    "larger norms.\n"
+    "- **Colour = sign of the output weight aⱼ:** blue circles aⱼ > 0, vermillion squares "
+    "aⱼ < 0. Data points are arrows in the same colours (label +1 blue, −1 vermillion); "
+    "regression targets use a light-to-dark scale.\n"
+    "- **Rays = directions from theory:** green solid — extremal maxima (where aⱼ > 0 "
+    "neurons go); purple dashed — extremal minima (aⱼ < 0); grey dash-dot — the data signals "
+    "x₊, x₋; black long-dash — a teacher v*. Thin dotted grey lines are activation-cone "
+    "edges ⟨w, xᵢ⟩ = 0, where a neuron switches a point on or off.\n"
+    "- **Right panels:** every neuron's norm ‖wⱼ‖, the loss and (for classification) the "
+    "accuracy over time, on a log time axis; the grey vertical bar is the current frame.\n"
+    "- **Bands = phases** detected in this run (filled: alignment, plateau, fitting, "
+    "convergence …). **Vertical lines = times:** solid — an event detected in the run; "
+    "**dashed — a time predicted by theory** (e.g. Min et al.'s bound T). Hover for details.")
+
+st.subheader("Open a scenario")
+P = presets(fast=True)
+cols = st.columns(3)
+for i, (paper, name, label, line) in enumerate(SCENARIOS):
+    with cols[i % 3], st.container(border=True):
+        st.markdown(f"**{label}**")
+        st.caption(line)
+        c1, c2 = st.columns(2)
+        with c1:
+            if st.button("Explorer", key=f"{PREFIX}.open.{paper}.{name}",
+                         icon=":material/explore:", help=f"preset {paper} / {name}"):
+                state.open_in_explorer(P[paper][name], ViewOptions(presenter=on))
+        with c2:
+            if st.button("Paper", key=f"{PREFIX}.paper.{paper}.{name}",
+                         icon=":material/article:"):
+                q = {"paper": paper, f"{paper}.preset": name}
+                if on:
+                    q[presenter.PARAM] = "true"
+                st.switch_page("app_pages/papers.py", query_params=q)
+
+with st.expander("Share this page", expanded=False):
+    st.caption("Copy this link (icon at its right): it opens this page"
+               + (" in presenter mode." if on else "."))
+    st.code(state.share_link(st.query_params.to_dict()), language=None, wrap_lines=True)

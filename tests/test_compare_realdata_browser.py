@@ -1,0 +1,127 @@
+"""Compare and Real data in a real browser: no exception element, the charts have frames, Play
+moves the shared cursor, links reopen the state, uploads report problems. Screenshots go to
+artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from dynamics.uploads import example_csv
+from tests.conftest import wait_for_streamlit_idle
+
+CHART_JS = """() => {
+  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  const s = gd._fullLayout.sliders && gd._fullLayout.sliders[0];
+  const cursors = gd.data.filter(t => t.name === 'time cursor').map(t => t.x[0]);
+  return {
+    steps: s ? s.steps.length : 0,
+    active: s ? s.active : -1,
+    frames: gd._transitionData ? gd._transitionData._frames.length : 0,
+    title: gd.layout.title && gd.layout.title.text,
+    panels: (gd.layout.annotations || []).slice(0, 2).map(a => a.text),
+    cursors: cursors,
+    xaxis3: gd._fullLayout.xaxis3 && gd._fullLayout.xaxis3.type,
+    height: gd._fullLayout.height,
+  };
+}"""
+
+
+def _dismiss_page_not_found(page) -> None:
+    """The first deep link of a fresh server's first session shows Streamlit's "Page not
+    found" dialog although the page then runs (an app-level issue seen with every page, e.g.
+    /status; reported, not this page's): close it so the chart can be used."""
+    if page.get_by_text("Page not found").count():
+        warnings.warn("'Page not found' dialog on a deep link to a fresh server", stacklevel=2)
+        page.keyboard.press("Escape")
+        page.get_by_text("Page not found").wait_for(state="detached", timeout=10_000)
+
+
+def _open(page, url: str) -> dict:
+    page.goto(url)
+    wait_for_streamlit_idle(page, timeout=240)
+    _dismiss_page_not_found(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    info = page.evaluate(CHART_JS)
+    assert info is not None, "no plotly chart on the page"
+    return info
+
+
+def _play_and_wait(page, min_active: int) -> None:
+    page.locator(".updatemenu-button").first.click()
+    page.wait_for_function(
+        f"""() => {{
+          const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+          return gd._fullLayout.sliders[0].active > {min_active};
+        }}""", timeout=30_000)
+
+
+@pytest.mark.browser
+def test_compare_page_animates_and_shares(streamlit_server, page, screenshot_dir):
+    info = _open(page, f"{streamlit_server}/compare")
+    assert info["frames"] > 10 and info["steps"] == info["frames"]
+    assert info["active"] == 0
+    assert "ReLU" in info["panels"][0] and "leaky" in info["panels"][1]
+    start = info["cursors"]
+    assert len(start) >= 2 and len(set(start)) == 1  # one cursor on every time panel
+    page.screenshot(path=screenshot_dir / "compare_default.png", full_page=True)
+
+    _play_and_wait(page, 40)
+    page.locator(".updatemenu-button").nth(1).click()  # pause
+    moved = page.evaluate(CHART_JS)
+    assert moved["active"] > 40
+    assert len(set(moved["cursors"])) == 1 and moved["cursors"][0] > start[0]
+    page.screenshot(path=screenshot_dir / "compare_mid_animation.png", full_page=False)
+
+    link = (f"{streamlit_server}/compare?preset=rich_lazy&b.data.kind=points&b.model.width=7"
+            "&b.init.scale=1.0&b.integrator.t_end=100.0&view.time_axis=linear")
+    info = _open(page, link)
+    assert "ε=1e-06" in info["panels"][0]
+    assert "m=7" in info["panels"][1] and "ε=1 " in info["panels"][1]
+    assert info["xaxis3"] == "linear"
+    assert "b.model.width=7" in page.url
+    page.screenshot(path=screenshot_dir / "compare_shared_url.png", full_page=True)
+
+
+@pytest.mark.browser
+def test_real_data_page_animates(streamlit_server, page, screenshot_dir):
+    info = _open(page, f"{streamlit_server}/real_data")
+    assert "digits 0 (+1) vs 1 (−1)" in info["title"]
+    assert info["frames"] > 20 and info["steps"] == info["frames"]
+    page.screenshot(path=screenshot_dir / "real_data_default.png", full_page=True)
+    start = info["cursors"][0]
+    _play_and_wait(page, 30)
+    page.locator(".updatemenu-button").nth(1).click()
+    moved = page.evaluate(CHART_JS)
+    assert moved["cursors"][0] > start and len(set(moved["cursors"])) == 1
+    page.screenshot(path=screenshot_dir / "real_data_mid_animation.png", full_page=False)
+
+    info = _open(page, f"{streamlit_server}/real_data?data.classes=3,8&model.width=30")
+    assert "digits 3 (+1) vs 8 (−1)" in info["title"] and "m = 30" in info["title"]
+
+
+@pytest.mark.browser
+def test_real_data_upload(streamlit_server, page, screenshot_dir):
+    page.goto(f"{streamlit_server}/real_data?source=upload")
+    wait_for_streamlit_idle(page, timeout=240)
+    _dismiss_page_not_found(page)
+    assert page.get_by_text("Upload a CSV or NPZ").count() > 0
+    uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    uploader.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv",
+                                     "buffer": b"x1,x2,y\n1,2,1\n3,oops,-1\n"}])
+    wait_for_streamlit_idle(page, timeout=120)
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="cannot be used")
+    assert alert.count() == 1, page.content()[:3000]
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.screenshot(path=screenshot_dir / "real_data_bad_upload.png", full_page=True)
+
+    uploader.set_input_files(files=[{"name": "example_points.csv", "mimeType": "text/csv",
+                                     "buffer": example_csv()}])
+    wait_for_streamlit_idle(page, timeout=240)
+    info = page.evaluate(CHART_JS)
+    assert info is not None and "uploaded data, n = 6" in info["title"]
+    assert info["frames"] > 5
+    assert "source=upload" in page.url
+    page.screenshot(path=screenshot_dir / "real_data_upload.png", full_page=True)

@@ -1,0 +1,98 @@
+"""Overview and Papers under AppTest (through app.py's navigation): they render, their controls
+change what they should, the claims tables have pass/fail columns, and bad link values are
+messages, not exceptions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def _open(page: str, params: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page(page)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
+            for c in at.get("plotly_chart")]
+
+
+def test_overview_renders_example_and_scenarios():
+    at = _open("app_pages/overview.py")
+    assert not at.error
+    assert any("alignment" in m.value for m in at.markdown)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(spec["frames"]) == len(spec["layout"]["sliders"][0]["steps"]) > 10
+    assert "width m = 24" in spec["layout"]["title"]["text"]
+    labels = [b.label for b in at.button]
+    assert labels.count("Explorer") == 6 and labels.count("Paper") == 6
+    assert not at.toggle(key="view.presenter").value
+
+
+def test_overview_presenter_flag_from_url():
+    at = _open("app_pages/overview.py", {"view.presenter": "true"})
+    assert at.toggle(key="view.presenter").value
+    assert any(b.label == "Exit presenter mode" for b in at.button)
+    at.button(key="presenter.exit_button").click().run()
+    assert not at.exception
+    assert not at.toggle(key="view.presenter").value
+    assert "view.presenter" not in at.query_params
+
+
+@pytest.mark.parametrize(("paper", "expect"), [
+    ("min", "exponential loss"), ("wang_ma", "ReLU"), ("chistikov", "square loss"),
+    ("boursier", "square loss")])
+def test_papers_sections_render(paper, expect):
+    at = _open("app_pages/papers.py", {"paper": paper})
+    assert not at.error
+    titles = _titles(at)
+    assert titles and expect in titles[0]
+    if paper == "boursier":
+        assert len(titles) == 2 and "least-squares" in titles[1]
+    if paper == "wang_ma":
+        assert any("not available" in i.value for i in at.info)
+    df = at.dataframe[0].value
+    for col in ("measured", "expected", "tolerance", "result"):
+        assert col in df.columns
+
+
+def test_papers_knob_changes_the_run():
+    at = _open("app_pages/papers.py", {"paper": "chistikov"})
+    before = _titles(at)[0]
+    at.select_slider(key="chistikov.log4_lambda").set_value(-4).run()
+    assert not at.exception
+    after = _titles(at)[0]
+    assert after != before and "0.0039" in after  # λ = 4⁻⁴
+    # a link with the knob reopens the same run
+    again = _open("app_pages/papers.py", {"paper": "chistikov", "chistikov.log4_lambda": "-4"})
+    assert _titles(again)[0] == after
+
+
+def test_papers_claims_table_on_click():
+    at = _open("app_pages/papers.py", {"paper": "wang_ma"})
+    at.button(key="pp.check.wang_ma").click().run()
+    assert not at.exception and not at.error
+    df = at.dataframe[-1].value
+    assert {"claim", "measured", "expected", "tolerance", "result"} <= set(df.columns)
+    assert set(df["result"]) <= {"pass", "FAIL", "shown"}
+    assert "wang_ma.four_phases" in set(df["claim"])
+
+
+def test_papers_bad_link_values_are_messages():
+    at = _open("app_pages/papers.py", {"paper": "nonsense"})
+    assert any("Unknown paper" in w.value for w in at.warning)
+    at = _open("app_pages/papers.py", {"paper": "wang_ma", "wang_ma.angle": "999"})
+    assert any("wang_ma.angle" in w.value for w in at.warning)
+    assert _titles(at)
