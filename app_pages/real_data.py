@@ -256,7 +256,8 @@ else:
     if upload_data is not None:
         d["data"] = upload_data
         st.caption(f"Uploaded: {upload_summary} The file is not stored in the link: "
-                   "whoever opens it uploads it again.")
+                   "whoever opens it uploads it again. The default end time suits the "
+                   "digits; other data may need a longer run (end time t in the sidebar).")
 d["model"] = {**d["model"], "width": int(width), "gamma": float(gamma)}
 d["init"] = {**d["init"], "scheme": scheme, "scale": float(scale)}
 d["loss"] = {"kind": loss_kind, "reduction": reduction}

@@ -197,7 +197,7 @@ def activation_markers(traj: Trajectory) -> list[TimeMarker]:
 def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
                   ) -> tuple[list[Phase], list[TimeMarker]]:
     """Alignment, fitting, convergence, loss and accuracy plateaus; markers for the saddle
-    escape, plateau escapes and the last activation changes."""
+    escape, plateau escapes and the time the activation patterns stop changing."""
     phases: list[Phase] = []
     markers: list[TimeMarker] = []
     t_end = float(traj.t[-1])
@@ -228,7 +228,12 @@ def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
         phases.append(Phase("accuracy plateau", t0, t1, "detected",
                             f"training accuracy constant at {acc:.3g} over "
                             f"{np.log10(t1 / t0):.2g} decades"))
-    markers.extend(activation_markers(traj))
+    # one marker, not one per output sign, keeps the time axes readable on a projector
+    settled = activation_markers(traj)
+    if settled:
+        last = max(settled, key=lambda m: m.time)
+        markers.append(TimeMarker("patterns settle", last.time, "detected",
+                                  "; ".join(f"{m.name} at t = {m.time:.4g}" for m in settled)))
     return phases, markers
 
 

@@ -313,8 +313,7 @@ def test_figures_from_a_synthetic_table():
 def test_sweeps_page_runs_a_tiny_sweep(local_client):
     from streamlit.testing.v1 import AppTest
 
-    page = next(p for p in (REPO / "app_pages" / "sweeps.py", REPO / "pages" / "sweeps.py")
-                if p.exists())
+    page = REPO / "app_pages" / "sweeps.py"
     at = AppTest.from_file(str(page), default_timeout=120)
     at.run()
     assert not at.exception
