@@ -27,7 +27,6 @@ from dynamics.trajectory import Trajectory
 
 from .main_figure import (
     PANEL_LIMIT,
-    PLAY_SECONDS,
     RadiusMode,
     TimeAxis,
     TimeAxisSpec,
@@ -40,7 +39,10 @@ from .main_figure import (
     _loss_series,
     _neuron_frame,
     fmt_time,
+    frame_ms,
+    frame_step,
     neuron_subset,
+    player,
     radius_scale,
 )
 from .style import GRID, INK, NEGATIVE, OKABE_ITO, POSITIVE, rgba, style_for
@@ -375,34 +377,15 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
         data += [{"x": [tc, tc]} for _ in cursor_idx]
         frames.append({"name": str(n), "data": [{"type": "scatter", **d} for d in data],
                        "traces": [*moving, *cursor_idx]})
-        steps.append({"method": "animate", "label": fmt_time(float(tg)),
-                      "args": [[str(n)], {"mode": "immediate", "transition": {"duration": 0},
-                                          "frame": {"duration": 0, "redraw": False}}]})
+        steps.append(frame_step(str(n), fmt_time(float(tg))))
     fig.frames = frames
-    duration = int(np.clip(PLAY_SECONDS * 1000 / max(len(frames), 1), 35, 250))
-    play = {"frame": {"duration": duration, "redraw": False}, "fromcurrent": True,
-            "transition": {"duration": 0}, "mode": "immediate"}
-    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
-             "transition": {"duration": 0}}
     height = int(style.height * 0.95)
     top_px, bottom_px = 110, 112
     plot_px = max(height - top_px - bottom_px, 200)
     below = -(56.0 * style.font / 15.0) / plot_px
     fig.update_layout(
-        updatemenus=[{"type": "buttons", "direction": "left", "showactive": False,
-                      "x": 0.0, "xanchor": "left", "y": below, "yanchor": "top",
-                      "pad": {"t": 0, "r": 8}, "font": {"size": style.font},
-                      "buttons": [{"label": "▶ Play", "method": "animate",
-                                   "args": [None, play]},
-                                  {"label": "❚❚ Pause", "method": "animate",
-                                   "args": [[None], pause]}]}],
-        sliders=[{"active": 0, "steps": steps, "x": 0.17, "len": 0.83, "xanchor": "left",
-                  "y": below + 12.0 / plot_px, "yanchor": "top", "pad": {"t": 0, "b": 0},
-                  "currentvalue": {"prefix": "t = ", "xanchor": "right", "offset": 6,
-                                   "font": {"size": style.font, "color": INK}},
-                  "font": {"size": 1, "color": "rgba(0,0,0,0)"}, "ticklen": 0,
-                  "minorticklen": 0, "tickcolor": "rgba(0,0,0,0)",
-                  "transition": {"duration": 0}}],
+        **player(steps, style, below, plot_px, redraw=False, slider_x=0.17,
+                 min_ms=35),
         template="plotly_white",
         title={"text": f"{labels[0]} vs {labels[1]} — one time grid, one cursor",
                "x": 0.005, "xanchor": "left", "xref": "container", "y": 1.0,
@@ -416,7 +399,8 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
         hovermode="closest", hoverlabel={"font": {"size": style.small}},
         paper_bgcolor="white", plot_bgcolor="white", uirevision="compare-figure",
         meta={"frames": len(frames), "grid_t": [float(x) for x in grid[[0, -1]]]
-              if grid.size else [], "labels": list(labels), "frame_duration_ms": duration},
+              if grid.size else [], "labels": list(labels),
+              "frame_duration_ms": frame_ms(len(frames))},
     )
     for ann in fig.layout.annotations[: len(titles)]:
         ann.font = {"size": style.small, "color": INK}

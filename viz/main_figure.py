@@ -789,15 +789,8 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         data += [{"x": [tc, tc]} for _ in cursor_idx]
         frames.append({"name": str(n), "data": [{"type": "scatter", **d} for d in data],
                        "traces": [i_pos, i_neg, i_cap, *cursor_idx]})
-        steps.append({"method": "animate", "label": fmt_time(float(traj.t[f])),
-                      "args": [[str(n)], {"mode": "immediate", "frame": {"duration": 0,
-                               "redraw": False}, "transition": {"duration": 0}}]})
+        steps.append(frame_step(str(n), fmt_time(float(traj.t[f]))))
     fig.frames = frames  # validated once here (arrays are typed-array specs: cheap)
-    duration = int(np.clip(PLAY_SECONDS * 1000 / max(len(frames), 1), 35, 250))
-    play = {"frame": {"duration": duration, "redraw": False}, "fromcurrent": True,
-            "transition": {"duration": 0}, "mode": "immediate"}
-    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
-             "transition": {"duration": 0}}
     lanes = len({lab.lane for lab in time_labels(analysis, spec, style)})
     top_px = (118 if traj.status != "completed" else 96) + lanes * LANE_PX
     bottom_px = 118
@@ -805,24 +798,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
     plot_px = max(height - top_px - bottom_px, 200)
     add_time_annotations(fig, analysis, time_axes, spec, style, plot_px=plot_px)
     below = -(58.0 * style.font / 15.0) / plot_px  # controls sit under the time-axis title
-    fig.update_layout(
-        updatemenus=[{
-            "type": "buttons", "direction": "left", "showactive": False,
-            "x": 0.0, "xanchor": "left", "y": below, "yanchor": "top",
-            "pad": {"t": 0, "r": 8}, "font": {"size": style.font},
-            "buttons": [
-                {"label": "▶ Play", "method": "animate", "args": [None, play]},
-                {"label": "❚❚ Pause", "method": "animate", "args": [[None], pause]},
-            ]}],
-        sliders=[{
-            "active": 0, "steps": steps, "x": 0.2, "len": 0.8, "xanchor": "left",
-            "y": below + 12.0 / plot_px, "yanchor": "top", "pad": {"t": 0, "b": 0},
-            "currentvalue": {"prefix": "t = ", "font": {"size": style.font, "color": INK},
-                             "xanchor": "right", "offset": 6},
-            "font": {"size": 1, "color": "rgba(0,0,0,0)"},  # hide per-step tick labels
-            "ticklen": 0, "minorticklen": 0, "tickcolor": "rgba(0,0,0,0)",
-            "transition": {"duration": 0}}],
-    )
+    fig.update_layout(**player(steps, style, below, plot_px))
 
     fig.update_layout(
         template="plotly_white",
@@ -843,7 +819,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         uirevision="main-figure",
         meta={"frames": len(frames), "neurons_drawn": int(sel.size),
               "norm_curves": n_curves, "time_axis": spec.title,
-              "frame_duration_ms": duration},
+              "frame_duration_ms": frame_ms(len(frames))},
     )
     fig.layout.annotations[0].font = {"size": style.font, "color": INK}  # panel title
     return fig
@@ -867,3 +843,44 @@ __all__ = [
     "time_axis_spec",
     "time_divisor",
 ]
+
+
+def frame_ms(n_frames: int, min_ms: int = 35) -> int:
+    """Milliseconds per frame so that one pass lasts about PLAY_SECONDS (35–250 ms)."""
+    return int(np.clip(PLAY_SECONDS * 1000 / max(n_frames, 1), min_ms, 250))
+
+
+def frame_step(name: str, label: str, redraw: bool = False) -> dict:
+    """One slider step that jumps to animation frame `name`."""
+    return {"method": "animate", "label": label,
+            "args": [[name], {"mode": "immediate", "transition": {"duration": 0},
+                              "frame": {"duration": 0, "redraw": redraw}}]}
+
+
+def player(steps: list[dict], style: Style, below: float, plot_px: float, *,
+           redraw: bool = False, slider_x: float = 0.2, min_ms: int = 35) -> dict:
+    """Play/Pause buttons and the time slider under the plots (layout keys `updatemenus` and
+    `sliders`). One pass of the animation lasts about PLAY_SECONDS whatever the frame count."""
+    play = {"frame": {"duration": frame_ms(len(steps), min_ms), "redraw": redraw},
+            "fromcurrent": True, "transition": {"duration": 0}, "mode": "immediate"}
+    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
+             "transition": {"duration": 0}}
+    return {
+        "updatemenus": [{
+            "type": "buttons", "direction": "left", "showactive": False,
+            "x": 0.0, "xanchor": "left", "y": below, "yanchor": "top",
+            "pad": {"t": 0, "r": 8}, "font": {"size": style.font},
+            "buttons": [
+                {"label": "▶ Play", "method": "animate", "args": [None, play]},
+                {"label": "❚❚ Pause", "method": "animate", "args": [[None], pause]},
+            ]}],
+        "sliders": [{
+            "active": 0, "steps": steps, "x": slider_x, "len": 1.0 - slider_x,
+            "xanchor": "left", "y": below + 12.0 / plot_px, "yanchor": "top",
+            "pad": {"t": 0, "b": 0},
+            "currentvalue": {"prefix": "t = ", "font": {"size": style.font, "color": INK},
+                             "xanchor": "right", "offset": 6},
+            "font": {"size": 1, "color": "rgba(0,0,0,0)"},  # hide per-step tick labels
+            "ticklen": 0, "minorticklen": 0, "tickcolor": "rgba(0,0,0,0)",
+            "transition": {"duration": 0}}],
+    }

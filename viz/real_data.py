@@ -29,12 +29,13 @@ from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
 from .main_figure import (
-    PLAY_SECONDS,
     TimeAxis,
     _f32,
     _log_range,
     fmt_time,
     frame_indices,
+    frame_step,
+    player,
     time_axis_spec,
 )
 from .style import GRID, INK, NEGATIVE, NEUTRAL, PHASE_COLOURS, POSITIVE, rgba, style_for
@@ -382,35 +383,16 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         frames.append({"name": str(n), "data": data, "traces": [*moving, i_cap, *cursor_idx]})
         label = fmt_time(float(t[f])) + (f" (k = {round(float(t[f]) / lr):,})"
                                           if iterations else "")
-        steps.append({"method": "animate", "label": label,
-                      "args": [[str(n)], {"mode": "immediate", "transition": {"duration": 0},
-                                          "frame": {"duration": 0, "redraw": True}}]})
+        steps.append(frame_step(str(n), label, redraw=True))
     fig.frames = frames
-    duration = int(np.clip(PLAY_SECONDS * 1000 / max(len(frames), 1), 50, 250))
-    play = {"frame": {"duration": duration, "redraw": True}, "fromcurrent": True,
-            "transition": {"duration": 0}, "mode": "immediate"}
-    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
-             "transition": {"duration": 0}}
     height = int(style.height * 1.12)
     top_px, bottom_px = 70, 100
     plot_px = height - top_px - bottom_px
     below = -(50.0 * style.font / 15.0) / plot_px
     data_name = _data_name(traj)
     fig.update_layout(
-        updatemenus=[{"type": "buttons", "direction": "left", "showactive": False,
-                      "x": 0.0, "xanchor": "left", "y": below, "yanchor": "top",
-                      "pad": {"t": 0, "r": 8}, "font": {"size": style.font},
-                      "buttons": [{"label": "▶ Play", "method": "animate",
-                                   "args": [None, play]},
-                                  {"label": "❚❚ Pause", "method": "animate",
-                                   "args": [[None], pause]}]}],
-        sliders=[{"active": 0, "steps": steps, "x": 0.17, "len": 0.83, "xanchor": "left",
-                  "y": below + 12.0 / plot_px, "yanchor": "top", "pad": {"t": 0, "b": 0},
-                  "currentvalue": {"prefix": "t = ", "xanchor": "right", "offset": 6,
-                                   "font": {"size": style.font, "color": INK}},
-                  "font": {"size": 1, "color": "rgba(0,0,0,0)"}, "ticklen": 0,
-                  "minorticklen": 0, "tickcolor": "rgba(0,0,0,0)",
-                  "transition": {"duration": 0}}],
+        **player(steps, style, below, plot_px, redraw=True, slider_x=0.17,
+                 min_ms=50),
         template="plotly_white",
         title={"text": f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} "
                        f"({cfg.init.scheme}) · {cfg.loss.kind} loss ({cfg.loss.reduction})"
