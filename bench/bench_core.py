@@ -1,6 +1,8 @@
 """Core speed: µs per GD step (core vs a plain NumPy loop) and GD vs GF on B&F's 3 points.
 
-Run ``python -m bench.bench_core``. Not a test. Times are wall-clock medians.
+Run ``python -m bench.bench_core`` for this quick view. The full comparison (NumPy, PyTorch,
+JAX, SciPy's solve_ivp, kinks, memory, threads, start-up) is ``python -m dynamics bench``
+(bench/report.py), which writes bench/REPORT.md. Not a test. Times are wall-clock medians.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import time
 
 import numpy as np
 
+from bench.peers import make_numpy
 from dynamics.core import GDStepper, GFStepper, Problem, default_tolerances
 
 SIZES: list[tuple[int, int, int]] = [(3, 2, 100), (100, 10, 500), (2000, 64, 200),
@@ -25,19 +28,8 @@ def _problem(n: int, d: int, m: int, seed: int = 0):
 
 
 def numpy_gd(p: Problem, W: np.ndarray, a: np.ndarray, lr: float, n_steps: int):
-    """GD written the way a user would, in NumPy (square loss, mean reduction)."""
-    X, y, g, n = p.X, p.y, p.gamma, p.X.shape[0]
-    W, a = W.copy(), a.copy()
-    for _ in range(n_steps):
-        z = X @ W.T
-        act = np.maximum(z, g * z)
-        h = p.c * act @ a
-        r = (h - y) / n
-        ga = p.c * act.T @ r
-        gW = p.c * a[:, None] * ((np.where(z > 0, 1.0, g) * r[:, None]).T @ X)
-        W -= lr * gW
-        a -= lr * ga
-    return W, a
+    """GD written the way a user would, in NumPy (square loss, mean reduction; ReLU)."""
+    return make_numpy(p.X, p.y, W, a, lr, p.c)(n_steps)
 
 
 def _median_time(fn, repeats: int) -> float:

@@ -53,9 +53,9 @@ DIVERGENCE_BOUND = 1e150
 # accepted if it does not increase the loss, so the flow chatters across the kink like GD
 # with that step; such steps are counted (n_forced). The streak is kept across ``advance``
 # calls (the driver calls once per frame) and its threshold depends on rtol (kink_streak_for:
-# 6 at rtol = 1e-6). It was a fixed 50, reset on every call: on Wang & Ma's example
-# (examples/two_signals.json, t = 2000) that cost 243k evaluations in the driver; now ~37k,
-# and the end point is closer to GD with a small learning rate (‖ΔW‖/‖W‖ ≈ 6e-4 against GD
+# 8 at rtol = 1e-6). It was a fixed 50, reset on every call: on Wang & Ma's example
+# (examples/two_signals.json, t = 2000) that cost 243k evaluations in the driver; now ~39k,
+# and the end point is closer to GD with a small learning rate (‖ΔW‖/‖W‖ ≈ 5e-4 against GD
 # η = 1e-4 instead of 1e-1: before, a neuron left the kink to the other side, as GD with
 # η = 1e-3 does). See bench/REPORT.md.
 KINK_REL = 0.1
@@ -64,11 +64,12 @@ KINK_STREAK = 3
 
 def kink_streak_for(rtol: float) -> int:
     """Accepted steps below the floor before it engages: max(KINK_STREAK, ⌈2·log10(h_floor /
-    h_kink)⌉) with h_kink ≈ rtol (a step across a kink errs at first order) and h_floor ≈
+    h_kink)⌉ + 2) with h_kink ≈ rtol (a step across a kink errs at first order) and h_floor ≈
     0.1·rtol^(1/3): the steps a single crossing needs to shrink to h_kink and grow back by ≤ 10×
-    each. 6 at rtol = 1e-6, 12 at 1e-10 (tight tolerances keep following crossings exactly)."""
+    each, plus two. 8 at rtol = 1e-6, 14 at 1e-10 (tight tolerances keep following crossings
+    exactly rather than chattering across them)."""
     r = min(max(float(rtol), 1e-300), 0.1)
-    return max(KINK_STREAK, int(np.ceil(2.0 * np.log10(0.1 * r ** (-2.0 / 3.0)) - 1e-9)))
+    return max(KINK_STREAK, int(np.ceil(2.0 * np.log10(0.1 * r ** (-2.0 / 3.0)) - 1e-9)) + 2)
 
 #: Threads of the BLAS that the BLAS path's GEMMs run on (numba's np.dot calls SciPy's
 #: OpenBLAS, a library separate from NumPy's). 1 by default, set once when the first BLAS-path
@@ -456,23 +457,29 @@ def _rms_scaled(U, P, atol, rtol, rows):
     return np.sqrt(s / (rows * m))
 
 
-@_jit
-def _max_rel_rate(P, G):
-    """max_j ‖∇_{θ_j}L‖ / ‖θ_j‖ over nonzero neurons (θ_j = (w_j, a_j)); ≥ 1e-300."""
+@_jit_fast
+def _max_rel_rate(P, G, sc):
+    """max_j ‖∇_{θ_j}L‖ / ‖θ_j‖ over nonzero neurons (θ_j = (w_j, a_j)); ≥ 1e-300.
+
+    Row sweeps into the (2, m) scratch ``sc`` (unit stride, vectorised), one sqrt at the end.
+    """
     d1 = P.shape[0]
     m = P.shape[1]
-    best = 1e-300
+    num = sc[0]
+    den = sc[1]
     for j in range(m):
-        num = 0.0
-        den = 0.0
-        for k in range(d1):
-            num += G[k, j] * G[k, j]  # G[d] ≡ 0 when a is frozen
-            den += P[k, j] * P[k, j]
-        if den > 0.0:
-            r = np.sqrt(num / den)
-            if r > best:
-                best = r
-    return best
+        num[j] = 0.0
+        den[j] = 0.0
+    for k in range(d1):
+        for j in range(m):
+            num[j] += G[k, j] * G[k, j]  # G[d] ≡ 0 when a is frozen
+            den[j] += P[k, j] * P[k, j]
+    best = 0.0
+    for j in range(m):
+        if den[j] > 0.0:
+            r = num[j] / den[j]
+            best = r if r > best else best
+    return max(np.sqrt(best), 1e-300)
 
 
 @_jit_fast
@@ -521,7 +528,7 @@ def _copy2(A, B):
 @_jit
 def _gf_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_target,
             max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
-            streak, P, Pn, Pt, G1, G2, G3, G4, out_t, out_l, out_nr, out_dr):
+            streak, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr, out_dr):
     """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from t to exactly t_target (in place).
 
     Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected,
@@ -574,7 +581,7 @@ def _gf_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_tar
 
     while t < t_target:
         rejected = False
-        h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(P, G1)
+        h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(P, G1, sc)
         while True:
             if ne + 3 > max_evals:
                 st = _BUDGET
@@ -824,6 +831,7 @@ class GFStepper(_Base):
         self.kink_streak = int(kink_streak if kink_streak is not None
                                else kink_streak_for(self.rtol))
         self._streak = 0  # consecutive accepted steps below the kink floor (kept across calls)
+        self._sc = np.empty((2, self.W.shape[0]))  # scratch of the kink-floor rate
         self._stage = tuple(np.empty_like(self._P) for _ in range(5))  # Pn, Pt, G2, G3, G4
 
     def advance(self, t_target: float, max_evals: int, grid: np.ndarray) -> Advance:
@@ -840,7 +848,7 @@ class GFStepper(_Base):
             *self._args, self.W, self.a, *self._model, self.t, t_target, int(max_evals),
             self.rtol, self.atol, self.h, self._have_grad, self._L, grid, self._zrow, self._Z,
             self.kink_rel, self.kink_streak, self._streak, self._P, Pn, Pt, self._G, G2, G3,
-            G4, *buf)
+            G4, self._sc, *buf)
         self.t = float(t)
         self.h = float(h)
         self._L = float(L)
