@@ -92,3 +92,18 @@ def test_report_writer(tmp_path, monkeypatch):
     assert rc == 0
     text = (tmp_path / "reproduce_fast.md").read_text()
     assert "| x.y: a statement | 1 | 1 | exact | pass |" in text and "| 0 | 1.5 |" in text
+
+
+def test_claims_for_run_checks_the_current_run():
+    """The Papers page's quick checks come from the library: a balanced ReLU three-point run
+    ends trapped at the computed least-squares loss; a Min et al. toy run ends in its cones."""
+    from dynamics.simulate import simulate
+
+    tp = Config().with_updates({"data.kind": "three_point", "model.width": 40,
+                                "integrator.t_end": 60.0, "record.frames": 30})
+    (claim,) = scenarios.claims_for_run(simulate(tp), "boursier")
+    assert claim.details == "trapped at the least-squares fit"
+    assert abs(claim.measured - theory.ols_fit(tp).loss) <= 1e-3
+    toy = Config().with_updates({"model.width": 20, "record.frames": 30})
+    checks = {c.name: c for c in scenarios.claims_for_run(simulate(toy), "min")}
+    assert checks["this run: cones"].passed and checks["this run: stable rank"].passed
