@@ -36,7 +36,10 @@ html {{ font-size: {16 * FONT_SCALE:.0f}px !important; }}
 [class*="st-key-{FIG_KEY_PREFIX}"] [data-testid="stPlotlyChart"] {{
   height: {FIGURE_HEIGHT_CSS} !important;
 }}
-.st-key-presenter-exit {{ position: fixed; top: 0.3rem; right: 0.8rem; z-index: 999990; }}
+.st-key-presenter-exit {{
+  position: fixed !important; top: 0.3rem !important; right: 0.8rem !important;
+  left: auto !important; width: auto !important; z-index: 999990 !important;
+}}
 </style>
 """
 

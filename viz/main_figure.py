@@ -432,7 +432,12 @@ def _direction_traces(traj: Trajectory, analysis: Analysis | None,
 
 
 # ----------------------------------------------------------------------------- time panels
-LANE_PX = 21  # height of one row of phase/marker labels above the time panels
+LANE_PX = 21  # height of one row of phase/marker labels above the time panels (14 px text)
+
+
+def lane_px(style: Style) -> int:
+    """Label-row height for this style: LANE_PX scaled with the label font (presenter mode)."""
+    return round(LANE_PX * style.small / 14.0)
 AXIS_PX_GUESS = 430  # typical pixel width of the time axes (for label-overlap estimates)
 MAX_LANES = 6
 
@@ -517,7 +522,7 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
                          style: Style | None = None, plot_px: float | None = None) -> int:
     """Draw Analysis.phases (bands) and Analysis.markers (vertical lines) on every time axis,
     with their labels in non-overlapping rows above the first (top) axis. Returns the number
-    of label rows (the caller leaves LANE_PX pixels of top margin for each).
+    of label rows (the caller leaves lane_px(style) pixels of top margin for each).
 
     `axes` are (xaxis, yaxis) ids like ("x2", "y2"). Detected phases: solid translucent fill;
     predicted: dashed outline, light fill. Markers: dashed (predicted) or solid (detected).
@@ -559,7 +564,7 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
     xa, _ = axes[0]
     for lab in labels:
         fig.add_annotation(
-            x=lab.x, xref=xa, y=1.0 + (4 + LANE_PX * lab.lane) / plot_px, yref="paper",
+            x=lab.x, xref=xa, y=1.0 + (4 + lane_px(style) * lab.lane) / plot_px, yref="paper",
             xanchor=lab.xanchor, yanchor="bottom", showarrow=False, text=lab.text,
             font={"size": style.small * 0.95, "color": INK}, bgcolor=lab.bg,
             bordercolor=lab.border, borderwidth=1, borderpad=1, hovertext=lab.hover,
@@ -792,9 +797,9 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         steps.append(frame_step(str(n), fmt_time(float(traj.t[f]))))
     fig.frames = frames  # validated once here (arrays are typed-array specs: cheap)
     lanes = len({lab.lane for lab in time_labels(analysis, spec, style)})
-    top_px = (118 if traj.status != "completed" else 96) + lanes * LANE_PX
+    top_px = (118 if traj.status != "completed" else 96) + lanes * lane_px(style)
     bottom_px = 118
-    height = style.height + lanes * LANE_PX
+    height = style.height + lanes * lane_px(style)
     plot_px = max(height - top_px - bottom_px, 200)
     add_time_annotations(fig, analysis, time_axes, spec, style, plot_px=plot_px)
     below = -(58.0 * style.font / 15.0) / plot_px  # controls sit under the time-axis title
@@ -809,7 +814,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         height=height,
         margin={"l": 64, "r": 16, "t": top_px, "b": bottom_px},
         legend={"orientation": "h", "x": 0.0, "xanchor": "left",
-                "y": 1.0 + (30.0 * style.font / 15.0 + lanes * LANE_PX) / plot_px,
+                "y": 1.0 + (30.0 * style.font / 15.0 + lanes * lane_px(style)) / plot_px,
                 "yanchor": "bottom",
                 "font": {"size": style.small}, "itemsizing": "constant",
                 "bgcolor": "rgba(255,255,255,0)", "tracegroupgap": 0},
