@@ -4,8 +4,6 @@ artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 from dynamics.uploads import example_csv
@@ -30,13 +28,9 @@ CHART_JS = """() => {
 
 
 def _dismiss_page_not_found(page) -> None:
-    """The first deep link of a fresh server's first session shows Streamlit's "Page not
-    found" dialog although the page then runs (an app-level issue seen with every page, e.g.
-    /status; reported, not this page's): close it so the chart can be used."""
-    if page.get_by_text("Page not found").count():
-        warnings.warn("'Page not found' dialog on a deep link to a fresh server", stacklevel=2)
-        page.keyboard.press("Escape")
-        page.get_by_text("Page not found").wait_for(state="detached", timeout=10_000)
+    """A deep link opened first on a fresh server must run the page inside the app's
+    navigation, with no "Page not found" dialog (pages live in app_pages/, not pages/)."""
+    assert page.get_by_text("Page not found").count() == 0
 
 
 def _open(page, url: str) -> dict:

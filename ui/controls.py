@@ -18,6 +18,7 @@ import streamlit as st
 
 from dynamics.config import DATA_CLASSES, Config, ConfigError
 from dynamics.limits import get_limits
+from dynamics.uploads import UploadError, example_csv, parse_upload
 
 from .state import KEY_PREFIX, VIEW_CHOICES, ViewOptions, load_url_once, remember, widget_key
 
@@ -28,7 +29,7 @@ DATA_LABELS = {
     "teacher": "teacher neuron (Chistikov et al.)",
     "three_point": "three points, 1-D with bias (Boursier & Flammarion)",
     "digits": "two digit classes, 8×8 images (Min et al.)",
-    "array": "uploaded array",
+    "array": "upload a file (CSV or NPZ)",
 }
 EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
 RTOL_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
@@ -146,7 +147,7 @@ def _column(df: pd.DataFrame, label: str) -> list[Any]:
 
 
 def _data_controls(p: _Panel) -> None:
-    kinds = [k for k in DATA_LABELS if k != "array" or p.base["data"]["kind"] == "array"]
+    kinds = list(DATA_LABELS)
     kind = p.widget("data.kind", st.selectbox, "Data", options=kinds,
                     format_func=lambda k: DATA_LABELS[k])
     if kind != p.base["data"]["kind"]:  # switch: seed this kind's widgets from its defaults
@@ -227,10 +228,44 @@ def _data_controls(p: _Panel) -> None:
                  to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
         p.widget("data.centre", st.checkbox, "centre the images")
     else:
-        n = len(d.get("y", []))
-        st.caption(f"Data given as an array: {n} rows. Edit it on the page it came from.")
+        _upload_controls(p, d)
     p.widget("data.bias", st.checkbox, "append a bias coordinate 1",
              help="A constant input coordinate, i.e. a hidden-layer bias.")
+
+
+def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
+    """Points and labels from a CSV/NPZ file (dynamics.uploads validates it). The parsed array
+    is kept in the session; links do not carry uploaded data (see ui.state.state_to_query)."""
+    store = p.key("data._uploaded")
+    up = st.file_uploader("CSV or NPZ of points and labels", type=["csv", "txt", "npz"],
+                          key=p.key("data._file"),
+                          help="CSV: one row per point, the label in the last column (or a "
+                          "column named y/label/target). NPZ: arrays X and y. Limits: "
+                          f"{get_limits().max_upload_mb:g} MB, {get_limits().max_points} rows, "
+                          f"{get_limits().max_dim} columns.")
+    if up is not None and st.session_state.get(p.key("data._name")) != (up.name, up.size):
+        try:
+            parsed = parse_upload(up.name, up.getvalue(), loss=p.base["loss"]["kind"])
+        except UploadError as e:
+            st.session_state.pop(store, None)
+            st.error("This file cannot be used:\n\n" + "\n".join(f"- {m}" for m in e.messages))
+        else:
+            st.session_state[store] = {"X": [list(r) for r in parsed.data.X],
+                                       "y": list(parsed.data.y), "summary": parsed.summary}
+        st.session_state[p.key("data._name")] = (up.name, up.size)
+    got = st.session_state.get(store)
+    if got is None:
+        st.caption("No file yet: showing a two-point placeholder. Links do not carry uploaded "
+                   "data; upload the file again after opening a shared link.")
+        got = {"X": d.get("X", [[1.0, 0.0], [0.0, 1.0]]), "y": d.get("y", [1.0, -1.0])}
+    else:
+        st.caption(got.get("summary", ""))
+    p.values["data.X"] = got["X"]
+    p.values["data.y"] = got["y"]
+    p.slot("data.X")
+    p.slot("data.y")
+    st.download_button("example CSV", example_csv(), file_name="example_points.csv",
+                       mime="text/csv", key=p.key("data._example"))
 
 
 def _model_controls(p: _Panel) -> None:

@@ -102,8 +102,12 @@ def state_from_query(params: Mapping[str, str | list[str]]
 
 
 def state_to_query(config: Config, view: ViewOptions) -> dict[str, str]:
-    """The short URL parameters of a view (only what differs from the defaults)."""
-    return {**config.to_query(), **view_to_query(view)}
+    """The short URL parameters of a view (only what differs from the defaults). Uploaded
+    arrays stay out of links (size, privacy): only `data.kind=array` is kept."""
+    query = config.to_query()
+    if config.data.kind == "array":
+        query = {k: v for k, v in query.items() if k not in ("data.X", "data.y")}
+    return {**query, **view_to_query(view)}
 
 
 def load_url_once(prefix: str = KEY_PREFIX) -> tuple[Config, ViewOptions, list[str]]:

@@ -1,0 +1,37 @@
+"""Uploading points and labels in the Explorer (real Streamlit server, real Chromium): a bad
+file is a message, a good one runs, and the link does not carry the uploaded array."""
+
+from __future__ import annotations
+
+import pytest
+
+from dynamics.uploads import example_csv
+from tests.conftest import wait_for_streamlit_idle
+
+CHART_JS = """() => {
+  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  return {frames: gd._transitionData ? gd._transitionData._frames.length : 0,
+          title: gd.layout.title && gd.layout.title.text};
+}"""
+
+
+@pytest.mark.browser
+def test_explorer_upload(streamlit_server, page, screenshot_dir):
+    page.goto(f"{streamlit_server}/?data.kind=array")
+    wait_for_streamlit_idle(page, timeout=240)
+    uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    uploader.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv",
+                                     "buffer": b"x1,x2,y\n1,2,1\n3,oops,-1\n"}])
+    wait_for_streamlit_idle(page, timeout=120)
+    assert page.locator('[data-testid="stAlert"]').filter(
+        has_text="cannot be used").count() == 1
+    assert page.locator('[data-testid="stException"]').count() == 0
+    uploader.set_input_files(files=[{"name": "example_points.csv", "mimeType": "text/csv",
+                                     "buffer": example_csv()}])
+    wait_for_streamlit_idle(page, timeout=240)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    info = page.evaluate(CHART_JS)
+    assert info is not None and info["frames"] > 5
+    assert "data.kind=array" in page.url and "data.X" not in page.url
+    page.screenshot(path=screenshot_dir / "explorer_upload.png", full_page=True)
