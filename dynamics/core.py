@@ -332,6 +332,21 @@ def _loss_from_h(h, y, sw, code, R):
 
 
 @_jit
+def _sample(P, G, t, L, grid, gi, ns, out_t, out_l, out_nr, out_dr):
+    """Record (t, L, Min et al.'s two rates) as sample `ns` and skip every grid time ≤ t;
+    returns the new (grid index, sample count)."""
+    nr, dr = _rates(P, G)
+    out_t[ns] = t
+    out_l[ns] = L
+    out_nr[ns] = nr
+    out_dr[ns] = dr
+    ns += 1
+    while gi < grid.shape[0] and grid[gi] <= t:
+        gi += 1
+    return gi, ns
+
+
+@_jit
 def _rates(P, G):
     """(Σ_j 2⟨−g_j, w_j⟩, Σ_{‖w_j‖>0} ‖g_j − ⟨g_j,w_j⟩w_j/‖w_j‖²‖ / ‖w_j‖)."""
     d = P.shape[0] - 1
@@ -420,14 +435,7 @@ def _gd_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, lr, k0, 
     while True:
         t = k * lr
         if k > k0 and gi < ng and t >= grid[gi]:
-            nr, dr = _rates(P, G)
-            out_t[ns] = t
-            out_l[ns] = L
-            out_nr[ns] = nr
-            out_dr[ns] = dr
-            ns += 1
-            while gi < ng and grid[gi] <= t:
-                gi += 1
+            gi, ns = _sample(P, G, t, L, grid, gi, ns, out_t, out_l, out_nr, out_dr)
         if k == kend:
             break
         nbad = _gd_update(P, G, lr, rows)
@@ -649,14 +657,7 @@ def _gf_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_tar
             st = _DIVERGED
             break
         if gi < ng and t >= grid[gi]:
-            nr, dr = _rates(P, G1)
-            out_t[ns] = t
-            out_l[ns] = L
-            out_nr[ns] = nr
-            out_dr[ns] = dr
-            ns += 1
-            while gi < ng and grid[gi] <= t:
-                gi += 1
+            gi, ns = _sample(P, G1, t, L, grid, gi, ns, out_t, out_l, out_nr, out_dr)
     _unpack(P, W, a)
     if odd:  # the caller's G1 buffer is now the local G4
         _copy2(G1, G4)
