@@ -190,9 +190,8 @@ class Service:
         config = self._canonical(config)
         key = result_key(config)
         with self._lock:
-            hit = self._mem_get(key)
+            hit = self._memory_hit(key)
             if hit is not None:
-                self._counts["memory_hits"] += 1
                 return hit
             flight = self._flights.get(key)
             if flight is None:
@@ -205,14 +204,20 @@ class Service:
             flight.active += 1
         return self._wait(flight, progress, cancel)
 
+    def _memory_hit(self, key: str) -> Trajectory | None:
+        """The in-memory result for `key`, counted as a hit (call with the lock held)."""
+        hit = self._mem_get(key)
+        if hit is not None:
+            self._counts["memory_hits"] += 1
+        return hit
+
     def peek(self, config: Config | Mapping[str, Any]) -> Trajectory | None:
         """The cached trajectory (memory, else disk) or None; never computes or waits."""
         config = self._canonical(config)
         key = result_key(config)
         with self._lock:
-            hit = self._mem_get(key)
+            hit = self._memory_hit(key)
             if hit is not None:
-                self._counts["memory_hits"] += 1
                 return hit
         traj = self._disk_get(key)
         if traj is not None:
