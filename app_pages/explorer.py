@@ -43,13 +43,9 @@ else:
     config = panel.config
     assert config is not None
     params = state.sync_url(config, panel.view)
-    traj = runner.run_config(config)
-    if traj is not None:
-        if traj.status != "completed":
-            st.warning(f"**{traj.status}** — {traj.message}")
-        analysis, problem = runner.analyse(traj)
-        if problem:
-            st.warning(f"Theory overlays are unavailable for this run: {problem}")
+    got = runner.run_and_analyse(config)
+    if got is not None:
+        traj, analysis = got
         fig = runner.figure_for(traj, analysis, panel.view)
         presenter.chart(fig, key="explorer_main_figure", presenter=panel.view.presenter,
                         config=PLOTLY_CONFIG)

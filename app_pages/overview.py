@@ -67,11 +67,9 @@ st.markdown(
 st.subheader("A small live example")
 config = Config.from_dict(EXAMPLE)
 view = ViewOptions(presenter=on)
-traj = runner.run_config(config, prefix=PREFIX)
-if traj is not None:
-    analysis, problem = runner.analyse(traj)
-    if problem:
-        st.warning(f"Theory overlays are unavailable for this run: {problem}")
+got = runner.run_and_analyse(config, prefix=PREFIX)
+if got is not None:
+    traj, analysis = got
     fig = runner.figure_for(traj, analysis, view)
     presenter.chart(fig, key="overview_figure", presenter=on, config=PLOTLY_CONFIG)
     st.caption("Four points in the plane, 24 neurons, ε = 10⁻⁶, exponential loss. Press ▶ Play: "

@@ -208,13 +208,9 @@ except (ConfigError, ValueError) as e:
     st.stop()
 
 view = ViewOptions(presenter=on)
-traj = runner.run_config(config, prefix=PREFIX)
-if traj is not None:
-    if traj.status != "completed":
-        st.warning(f"**{traj.status}** — {traj.message}")
-    analysis, problem = runner.analyse(traj)
-    if problem:
-        st.warning(f"Theory overlays are unavailable for this run: {problem}")
+got = runner.run_and_analyse(config, prefix=PREFIX)
+if got is not None:
+    traj, analysis = got
     fig = runner.figure_for(traj, analysis, view)
     presenter.chart(fig, key=f"papers_figure_{paper}", presenter=on, config=PLOTLY_CONFIG)
     if paper == "wang_ma":

@@ -288,13 +288,9 @@ if url_config is not None:
     if current != params:
         st.query_params.from_dict(params)
 if config is not None:
-    traj = runner.run_config(config, prefix=P)
-    if traj is not None:
-        if traj.status != "completed":
-            st.warning(f"**{traj.status}** — {traj.message}")
-        analysis, problem = runner.analyse(traj)
-        if problem:
-            st.warning(f"Phase detection is unavailable for this run: {problem}")
+    got = runner.run_and_analyse(config, prefix=P, what="Phase detection and theory")
+    if got is not None:
+        traj, analysis = got
         fig = real_data_figure(traj, analysis, time_axis=time_axis,  # type: ignore[arg-type]
                                presenter=bool(presenter))
         if chart is not None and fill_screen is not None:

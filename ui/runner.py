@@ -103,6 +103,21 @@ def analyse(traj: Trajectory) -> tuple[Analysis | None, str | None]:
         return None, str(e)
 
 
+def run_and_analyse(config: Config, *, prefix: str = KEY_PREFIX,
+                    what: str = "Theory overlays") -> tuple[Trajectory, Analysis | None] | None:
+    """`run_config` then `analyse`, with the page's warnings: a run that did not complete shows
+    its status and message; a failed analysis says `what` is unavailable. None as run_config."""
+    traj = run_config(config, prefix=prefix)
+    if traj is None:
+        return None
+    if traj.status != "completed":
+        st.warning(f"**{traj.status}** — {traj.message}")
+    analysis, problem = analyse(traj)
+    if problem:
+        st.warning(f"{what} are unavailable for this run: {problem}")
+    return traj, analysis
+
+
 def _traj_key(traj: Trajectory) -> str:
     last = float(traj.t[-1]) if traj.n_frames else 0.0
     return f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}"
