@@ -15,6 +15,7 @@ Browser tests (mark them ``@pytest.mark.browser``) typically look like::
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -24,6 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -312,3 +314,23 @@ def wait_for_streamlit_idle(page, timeout: float = 60.0, settle: float = 0.5) ->
 def streamlit_idle() -> Callable[..., None]:
     """The :func:`wait_for_streamlit_idle` helper as a fixture."""
     return wait_for_streamlit_idle
+
+
+def run_page(path: str | Path, params: dict[str, str] | None = None,
+             timeout: float = 120) -> Any:
+    """AppTest of one page with URL parameters, run once; fails on any exception element."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(path), default_timeout=timeout)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plotly_spec(at: Any) -> dict:
+    """The Plotly JSON of the page's only chart."""
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    return json.loads(charts[0].proto.spec)

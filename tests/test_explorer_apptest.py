@@ -3,28 +3,21 @@ restores its state from URL parameters."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import plotly_spec, run_page
+
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "explorer.py")
 
 
 def _app(params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(PAGE, params)
 
 
-def _spec(at: AppTest) -> dict:
-    charts = at.get("plotly_chart")
-    assert len(charts) == 1
-    return json.loads(charts[0].proto.spec)
+_spec = plotly_spec
 
 
 def _key(path: str) -> str:

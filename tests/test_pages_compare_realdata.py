@@ -4,7 +4,6 @@ the pages under Streamlit's AppTest (render, presets, controls, bad input, URL r
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dynamics.config import Config
 from dynamics.simulate import simulate
+from tests.conftest import plotly_spec, run_page
 from viz.compare import common_grid, compare_figure, difference_rows, frames_on_grid
 from viz.main_figure import as_array
 from viz.real_data import alignment_curves, class_means, mean_neuron, real_data_figure
@@ -119,18 +119,10 @@ def test_compare_figure_frames_move_both_runs():
 
 # ----------------------------------------------------------------------------- AppTest: Compare
 def _app(page: str, params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(PAGES / page), default_timeout=240)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(PAGES / page, params, timeout=240)
 
 
-def _spec(at: AppTest) -> dict:
-    charts = at.get("plotly_chart")
-    assert len(charts) == 1
-    return json.loads(charts[0].proto.spec)
+_spec = plotly_spec
 
 
 def _panel_titles(spec: dict) -> list[str]:
