@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -372,6 +373,23 @@ def memory_section(quick: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------- threads
 
 
+def _one_vs_two(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median wall time of one call of `fn`, and of two calls in two threads at once."""
+    one, two = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        one.append(time.perf_counter() - t0)
+        ths = [threading.Thread(target=fn) for _ in range(2)]
+        t0 = time.perf_counter()
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+        two.append(time.perf_counter() - t0)
+    return statistics.median(one), statistics.median(two)
+
+
 def threads_section(quick: bool, repeats: int) -> dict[str, Any]:
     """Wall time of two simulations in two threads over one alone (mid-size teacher run)."""
     from dynamics.simulate import simulate
@@ -382,19 +400,7 @@ def threads_section(quick: bool, repeats: int) -> dict[str, Any]:
                             "integrator.t_end": "5" if quick else "200",
                             "record.frames": "10", "record.scalars": "100"})
     simulate(cfg)  # warm-up
-    one, two = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        simulate(cfg)
-        one.append(time.perf_counter() - t0)
-        ths = [threading.Thread(target=simulate, args=(cfg,)) for _ in range(2)]
-        t0 = time.perf_counter()
-        for th in ths:
-            th.start()
-        for th in ths:
-            th.join()
-        two.append(time.perf_counter() - t0)
-    t1, t2 = statistics.median(one), statistics.median(two)
+    t1, t2 = _one_vs_two(lambda: simulate(cfg), repeats)
     # the kernels alone: GD steps on the same problem, one stepper vs two in two threads
     p = _from_config(REPO / "examples" / "teacher.json", **{"data.n": 64})[1]
     rng = np.random.default_rng(0)
@@ -407,19 +413,7 @@ def threads_section(quick: bool, repeats: int) -> dict[str, Any]:
         GDStepper(p, W, a, 1e-3).advance(steps, EMPTY)
 
     kern()
-    k1, k2 = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        kern()
-        k1.append(time.perf_counter() - t0)
-        ths = [threading.Thread(target=kern) for _ in range(2)]
-        t0 = time.perf_counter()
-        for th in ths:
-            th.start()
-        for th in ths:
-            th.join()
-        k2.append(time.perf_counter() - t0)
-    kt1, kt2 = statistics.median(k1), statistics.median(k2)
+    kt1, kt2 = _one_vs_two(kern, repeats)
     # GIL check: a pure-Python counter keeps running while a kernel call is in progress
     cnt, stop = [0], [False]
 
