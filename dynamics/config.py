@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .limits import get_limits
 
-NUMERICS_VERSION = "1"
+NUMERICS_VERSION = "2"
 
 LOSSES = ("square", "logistic", "exponential")
 DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "digits", "array")
