@@ -44,13 +44,18 @@ from typing import Any
 
 import numpy as np
 
-from dynamics import core
+from dynamics import core, split
 from dynamics.core import GDStepper, GFStepper, Problem
 
 from . import peers
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "bench" / "REPORT.md"
+#: Pause between two timed calls. OpenBLAS, PyTorch's OpenMP and JAX's pool keep their
+#: worker threads spinning for a while after a call; measured right after a peer, the core's
+#: threaded step (dynamics/split.py) ran ~2× slower than alone (20.9 ms vs ~11 ms at
+#: (2000, 784, 100)) with a 0.05 s gap.
+IDLE_GAP_S = 0.4
 SIZES: list[tuple[int, int, int]] = [(3, 2, 100), (100, 10, 500), (2000, 64, 200),
                                      (2000, 784, 100)]
 EMPTY = np.empty(0)
@@ -166,15 +171,22 @@ def gd_table(sizes: list[tuple[int, int, int]], repeats: int, peer_names: list[s
                     break
                 probe *= 4
             steps[k] = max(probe, int(probe * target_s / max(dt, 1e-9)))
-            if k == "jax":
-                run(steps[k])  # compile this scan length outside the timed rounds
+            if k == "jax":  # compile both scan lengths outside the timed rounds
+                run(steps[k])
+                run(2 * steps[k])
         times: dict[str, list[float]] = {k: [] for k in runners}
         for _ in range(repeats):
             for k, run in runners.items():
-                times[k].append(_timed(run, steps[k]) / steps[k] * 1e6)
-                time.sleep(0.05)  # let peers' spinning worker threads go idle
+                # marginal cost of a step: (T(2s) − T(s)) / s, so each method's once-per-run
+                # set-up (copies, Xᵀ, tensors, thread pool) is not spread over the steps
+                t1 = _timed(run, steps[k])
+                time.sleep(IDLE_GAP_S)  # let the previous call's spinning threads go idle
+                t2 = _timed(run, 2 * steps[k])
+                time.sleep(IDLE_GAP_S)
+                times[k].append(max(t2 - t1, 1e-12) / steps[k] * 1e6)
         med = {k: statistics.median(v) for k, v in times.items()}
         row: dict[str, Any] = {"n": n, "d": d, "m": m,
+                               "blocks": GDStepper(p, W, a, lr).blocks,
                                "path": "blas" if core.use_blas_path(n, d, m) else "fused",
                                "us": med, "spread": {k: (min(v), max(v)) for k, v in times.items()},
                                "steps": steps, "max_rel_diff": check}
@@ -193,19 +205,29 @@ rows, _ = gd_table({sizes!r}, {repeats}, [], {target})
 print(json.dumps([[r["n"], r["d"], r["m"], r["us"]["core"]] for r in rows]))
 """
 
+#: Other threading of the core, each measured in a fresh process right after the main table
+#: (the table is the default: neuron blocks on EAE_CORE_THREADS threads, one BLAS thread each).
+CORE_VARIANTS = {
+    "one thread": {"EAE_CORE_THREADS": "1", "EAE_CORE_BLAS_THREADS": "1"},
+    "OpenBLAS threads": {"EAE_CORE_THREADS": "1", "EAE_CORE_BLAS_THREADS": "0"},
+}
 
-def core_with_library_threads(sizes: list[tuple[int, int, int]], repeats: int,
-                              target_s: float) -> dict[str, float]:
-    """µs per core GD step with EAE_CORE_BLAS_THREADS=0 (OpenBLAS's own threading), measured
-    in a fresh process right after the main table."""
-    env = dict(os.environ, EAE_CORE_BLAS_THREADS="0")
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", _CORE2.format(sizes=sizes, repeats=repeats,
-                                                             target=target_s)],
-                       env=env, cwd=str(REPO), capture_output=True, text=True, timeout=1800)
-    if r.returncode != 0:
-        return {}
-    return {f"{n},{d},{m}": us for n, d, m, us in json.loads(r.stdout.strip().splitlines()[-1])}
+
+def core_variants(sizes: list[tuple[int, int, int]], repeats: int,
+                  target_s: float) -> dict[str, dict[str, float]]:
+    """µs per core GD step under each CORE_VARIANTS environment: {variant: {"n,d,m": µs}}."""
+    out: dict[str, dict[str, float]] = {}
+    for name, extra in CORE_VARIANTS.items():
+        env = dict(os.environ, **extra)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        r = subprocess.run([sys.executable, "-c", _CORE2.format(sizes=sizes, repeats=repeats,
+                                                                 target=target_s)],
+                           env=env, cwd=str(REPO), capture_output=True, text=True,
+                           timeout=1800)
+        if r.returncode == 0:
+            out[name] = {f"{n},{d},{m}": us for n, d, m, us
+                         in json.loads(r.stdout.strip().splitlines()[-1])}
+    return out
 
 
 # --------------------------------------------------------------------------- GF vs SciPy
@@ -506,7 +528,9 @@ def render(res: dict[str, Any]) -> str:
                     f"at end: {', '.join(f'{x:.2f}' for x in res['load_end'])}",
                     f"- Core GEMM threads (SciPy's OpenBLAS, which numba's np.dot calls): "
                     f"{res.get('core_blas_threads', '?')} (EAE_CORE_BLAS_THREADS; NumPy's BLAS "
-                    "is left alone)",
+                    "is left alone); core threads for large GD steps: "
+                    f"{os.environ.get(split.THREADS_ENV, 'auto')} (EAE_CORE_THREADS; "
+                    f"{split._cpus()} CPUs usable)",
                     "- BLAS-related environment: " + (", ".join(
                         f"{k}={v}" for k, v in mc["env"].items()) or "none set"), ""]
     goals: list[tuple[str, str, str]] = []
@@ -518,7 +542,9 @@ def render(res: dict[str, Any]) -> str:
               "Full-batch GD, ReLU, square loss ½(ŷ−y)² averaged, both layers trained, float64. "
               "Peers are written the way users would (bench/peers.py): NumPy forward + "
               "hand-written backward; PyTorch autograd; JAX `jax.grad` inside `jit` + "
-              "`lax.scan`. Each cell is the median of interleaved rounds; `[min–max]` is the "
+              "`lax.scan`. A cell is the marginal cost of a step, (T(2s) − T(s))/s for s "
+              "steps taking ~0.25 s, so once-per-run set-up is left out for every method; the "
+              "median of interleaved rounds, with a pause between calls; `[min–max]` is the "
               "spread. `best peer / core` > 1 means the core is faster.", "",
               "| size (n, d, m) | path | " + " | ".join(names)
               + " | best peer / core | NumPy / core |",
@@ -536,22 +562,30 @@ def render(res: dict[str, Any]) -> str:
                        f"{r['ratio_numpy']:.1f}× |")
         for k, why in skipped.items():
             L.append(f"\n_{k} skipped: {why}_")
-        lib = res.get("gd_lib_threads") or {}
+        lib = res.get("gd_variants") or {}
         if lib:
-            L += ["", "The core's GEMMs run on one BLAS thread by default (EAE_CORE_BLAS_THREADS, "
-                  "see dynamics/core.py: robust when other sessions or jobs share the cores, "
-                  "and concurrent simulations scale). The same core with "
-                  "EAE_CORE_BLAS_THREADS=0 (OpenBLAS's own threading, 2 threads above "
-                  "n·d·m = 262,144), measured in a fresh process just after the table:", "",
-                  "| size (n, d, m) | core, 1 BLAS thread (table) | core, OpenBLAS threads | "
-                  "best peer / core (OpenBLAS threads) |", "|---|---|---|---|"]
+            L += ["", "The table's core is the default: from n·d·m = "
+                  f"{split.SPLIT_MIN_WORK:,} the neurons are cut into blocks stepped on "
+                  "parallel threads (dynamics/split.py, EAE_CORE_THREADS; blocks per size: "
+                  + ", ".join(f"({r['n']}, {r['d']}, {r['m']}) {r.get('blocks', '?')}"
+                              for r in rows)
+                  + "), each GEMM on one BLAS thread (EAE_CORE_BLAS_THREADS). The same core "
+                  "on one thread, and on one thread with OpenBLAS's own 2-thread GEMMs "
+                  "(EAE_CORE_BLAS_THREADS=0), each in a fresh process just after the table "
+                  "(`best peer / core` against the table's best peer):", "",
+                  "| size (n, d, m) | core (table) | " + " | ".join(
+                      f"core, {k} | best peer / core, {k}" for k in lib) + " |",
+                  "|---|---|" + "---|---|" * len(lib)]
             for r in rows:
-                us2 = lib.get(f"{r['n']},{r['d']},{r['m']}")
-                if us2 is None:
-                    continue
+                key = f"{r['n']},{r['d']},{r['m']}"
                 bp = r["us"][r["fastest_peer"]] if r["fastest_peer"] else float("nan")
+                cells = []
+                for v in lib.values():
+                    us2 = v.get(key)
+                    cells += (["—", "—"] if us2 is None
+                              else [_fmt_us(us2), f"{bp / us2:.2f}×"])
                 L.append(f"| ({r['n']}, {r['d']}, {r['m']}) | {_fmt_us(r['us']['core'])} | "
-                         f"{_fmt_us(us2)} | {bp / us2:.2f}× |")
+                         + " | ".join(cells) + " |")
         L += ["", "Agreement after 3 steps (max |Δθ| / max |θ| against the core): " + "; ".join(
             f"({r['n']}, {r['d']}, {r['m']}) " + ", ".join(
                 f"{k} {v:.0e}" for k, v in r["max_rel_diff"].items() if k != "core")
@@ -690,7 +724,7 @@ def cli_main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (1 if quick else 7)
     sizes = _parse_sizes(args.sizes) if args.sizes else ([(3, 2, 10)] if quick else SIZES)
     peer_names = [p.strip() for p in args.peers.split(",") if p.strip()]
-    res: dict[str, Any] = {"machine": machine(), "gd_lib_threads": {},
+    res: dict[str, Any] = {"machine": machine(), "gd_variants": {},
                            "argv": (" " + " ".join(argv)) if argv else ""}
 
     def say(msg: str) -> None:
@@ -700,11 +734,10 @@ def cli_main(argv: list[str] | None = None) -> int:
         say("GD step vs peers ...")
         res["gd"] = gd_table(sizes, repeats, peer_names, 0.02 if quick else 0.25)
         if "blas2" not in skip:
-            big = [sz for sz in sizes if sz[0] * sz[1] * sz[2] > 262_144]  # OpenBLAS threads
+            big = [sz for sz in sizes if sz[0] * sz[1] * sz[2] > 262_144]  # threaded sizes
             if big:
-                say("core GD with OpenBLAS's own threading (subprocess) ...")
-                res["gd_lib_threads"] = core_with_library_threads(big, repeats,
-                                                                  0.02 if quick else 0.25)
+                say("core GD on one thread / with OpenBLAS threads (subprocesses) ...")
+                res["gd_variants"] = core_variants(big, repeats, 0.02 if quick else 0.25)
     methods = ["RK23"] if quick else ["RK23", "RK45"] + ([] if "lsoda" in skip else ["LSODA"])
     if "three_point" not in skip:
         say("three points: gf vs solve_ivp ...")

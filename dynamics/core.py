@@ -812,10 +812,23 @@ class GDStepper(_Base):
     """
 
     def __init__(self, p: Problem, W: np.ndarray, a: np.ndarray, lr: float,
-                 path: str | None = None) -> None:
+                 path: str | None = None, blocks: int | None = None) -> None:
         super().__init__(p, W, a, path)
         self.lr = float(lr)
         self.k = 0
+        from .split import blocks_for  # split.py builds on this module
+
+        n, d = p.X.shape
+        m = self.W.shape[0]
+        #: sample blocks stepped on parallel threads (dynamics/split.py; BLAS path only);
+        #: 1 = this module's loop. None: by size and EAE_CORE_THREADS.
+        if not self.use_blas:
+            self.blocks = 1
+        elif blocks is None:
+            self.blocks = blocks_for(n, d, m)
+        else:
+            self.blocks = max(1, min(int(blocks), n))
+        self._split_xt: list[np.ndarray] | None = None  # per-block Xᵀ, made on first use
 
     @property
     def t(self) -> float:
@@ -827,9 +840,14 @@ class GDStepper(_Base):
         t1 = (self.k + n_steps) * self.lr
         cap = int(np.searchsorted(grid, t1, "right") - np.searchsorted(grid, t0, "right"))
         buf = _empty_samples(max(cap, 0))
-        st, k, ns, ne, L = _gd_run(*self._args, self.W, self.a, *self._model, self.lr,
-                                   self.k, int(n_steps), grid, self._zrow, self._Z, self._P,
-                                   self._G, self._have_grad, self._L, *buf)
+        if self.blocks > 1:
+            from .split import gd_advance
+
+            st, k, ns, ne, L = gd_advance(self, self.blocks, int(n_steps), grid, buf)
+        else:
+            st, k, ns, ne, L = _gd_run(*self._args, self.W, self.a, *self._model, self.lr,
+                                       self.k, int(n_steps), grid, self._zrow, self._Z,
+                                       self._P, self._G, self._have_grad, self._L, *buf)
         self.k = int(k)
         self.n_evals += int(ne)
         self._L = float(L)
