@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from dynamics import core, split
+from dynamics.blas import apply_numpy_blas_threads
 from dynamics.core import GDStepper, GFStepper, Problem
 
 from . import peers
@@ -420,9 +421,12 @@ def threads_section(quick: bool, repeats: int) -> dict[str, Any]:
     cfg, _, _, _ = _from_config(REPO / "examples" / "teacher.json")
     cfg = cfg.with_updates({"data.n": "64", "model.width": "100" if quick else "400",
                             "integrator.method": "gd", "integrator.lr": "0.05",
-                            "integrator.t_end": "5" if quick else "200",
+                            "integrator.t_end": "5" if quick else "500",
                             "record.frames": "10", "record.scalars": "100"})
     simulate(cfg)  # warm-up
+    # NumPy's default BLAS threads first (applying the service's setting is one-way)
+    d1, d2 = _one_vs_two(lambda: simulate(cfg), repeats)
+    np_threads = apply_numpy_blas_threads()  # as the service does (dynamics/blas.py)
     t1, t2 = _one_vs_two(lambda: simulate(cfg), repeats)
     # the kernels alone: GD steps on the same problem, one stepper vs two in two threads
     p = _from_config(REPO / "examples" / "teacher.json", **{"data.n": 64})[1]
@@ -459,7 +463,8 @@ def threads_section(quick: bool, repeats: int) -> dict[str, Any]:
         load = os.getloadavg()[0]
     except OSError:
         load = float("nan")
-    return {"one_s": t1, "two_s": t2, "ratio": t2 / t1, "k_one_s": kt1, "k_two_s": kt2,
+    return {"one_s": t1, "two_s": t2, "ratio": t2 / t1, "default_ratio": d2 / d1,
+            "numpy_blas_threads": np_threads, "k_one_s": kt1, "k_two_s": kt2,
             "k_ratio": kt2 / kt1, "k_steps": steps, "gil_rate": during / alone,
             "load1": load, "n": 64,
             "d": 16, "m": 100 if quick else 400, "path": "blas" if core.use_blas_path(
@@ -665,7 +670,12 @@ def render(res: dict[str, Any]) -> str:
               f"simulate() of a teacher run (n = {th['n']}, d = {th['d']}, m = {th['m']}, "
               f"gd, {th['path']} path): one alone {th['one_s']:.3f} s; two in two threads "
               f"{th['two_s']:.3f} s; **ratio {th['ratio']:.2f}** (1.0 = perfect overlap; "
-              "2.0 = serialised). The kernels alone (GDStepper.advance, "
+              "2.0 = serialised), with NumPy's BLAS on "
+              f"{th.get('numpy_blas_threads') or 'its default'} thread(s) as the service sets "
+              "it (EAE_NUMPY_BLAS_THREADS, dynamics/blas.py); with NumPy's default BLAS "
+              f"threads, measured just before: ratio {th.get('default_ratio', float('nan')):.2f} "
+              "(its workers spin ~0.1 s after each small product and take the other "
+              "simulation's core). The kernels alone (GDStepper.advance, "
               f"{th['k_steps']} steps, same size): one {th['k_one_s']:.3f} s, two in two "
               f"threads {th['k_two_s']:.3f} s, ratio {th['k_ratio']:.2f}. 1-minute load "
               f"average at the end of this section: {th['load1']:.2f} — other jobs on this "
@@ -763,7 +773,7 @@ def cli_main(argv: list[str] | None = None) -> int:
         res["memory"] = memory_section(quick)
     if "threads" not in skip:
         say("threads ...")
-        res["threads"] = threads_section(quick, 1 if quick else 5)
+        res["threads"] = threads_section(quick, 1 if quick else 7)
     if "startup" not in skip:
         say("start-up ...")
         res["startup"] = startup_section()

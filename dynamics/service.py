@@ -56,6 +56,7 @@ import diskcache
 import numpy as np
 
 from .annotations import Analysis
+from .blas import apply_numpy_blas_threads
 from .config import Config
 from .limits import Limits, get_limits
 from .simulate import simulate
@@ -159,6 +160,7 @@ class Service:
 
     def __init__(self, cache_dir: str | Path | None = None, limits: Limits | None = None):
         self.limits = limits if limits is not None else get_limits()
+        apply_numpy_blas_threads()  # concurrent runs: see dynamics/blas.py
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._disk_limit = int(self.limits.disk_cache_mb * _MB)

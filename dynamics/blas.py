@@ -1,0 +1,51 @@
+"""NumPy's BLAS threads in a process that runs simulations side by side (the service).
+
+Every simulation makes small NumPy products (data, initialisation, per-frame metrics:
+angles between neurons, SVD, projections). On NumPy's default multi-threaded OpenBLAS each
+such call leaves worker threads spin-waiting for ~0.1 s (OpenBLAS's thread timeout), taking
+the core that another simulation's kernel runs on: two simulations in two threads took
+1.6–2.0× one; with NumPy's BLAS on one thread 1.0–1.3× (bench/REPORT.md, threads). A limit
+set and restored around each run does not help: raising the count again wakes the workers,
+which spin. So the service sets it once per process, from EAE_NUMPY_BLAS_THREADS (default 1;
+0 keeps the library's default). Results do not depend on it. Without threadpoolctl or with
+an unknown BLAS it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+ENV = "EAE_NUMPY_BLAS_THREADS"
+_lock = threading.Lock()
+_applied: int | None = None
+
+
+def apply_numpy_blas_threads() -> int | None:
+    """Set NumPy's BLAS to EAE_NUMPY_BLAS_THREADS threads once per process; the count set
+    (None if left alone or not possible). Later calls return the first result."""
+    global _applied
+    with _lock:
+        if _applied is not None:
+            return _applied or None
+        _applied = 0
+        try:
+            k = int(os.environ.get(ENV, "1"))
+        except ValueError:
+            k = 1
+        if k <= 0:
+            return None
+        try:
+            import numpy as np
+            from threadpoolctl import ThreadpoolController
+
+            np.ones((2, 2)) @ np.ones((2, 2))  # make sure NumPy's BLAS is loaded
+            ctl = ThreadpoolController()
+            paths = [i["filepath"] for i in ctl.info() if i.get("user_api") == "blas"
+                     and "numpy" in os.path.basename(os.path.dirname(i["filepath"]))]
+            if paths:
+                ctl.select(filepath=paths).limit(limits=k)
+                _applied = k
+        except Exception:  # no threadpoolctl or an unknown BLAS: keep the library default
+            pass
+        return _applied or None
