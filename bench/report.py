@@ -434,7 +434,7 @@ def threads_section(quick: bool, repeats: int) -> dict[str, Any]:
     m = 100 if quick else 400
     W = rng.normal(size=(m, p.X.shape[1])) * 1e-2
     a = rng.normal(size=m) * 1e-2
-    steps = 200 if quick else 4000
+    steps = 200 if quick else 10_000
 
     def kern() -> None:
         GDStepper(p, W, a, 1e-3).advance(steps, EMPTY)
@@ -570,7 +570,7 @@ def render(res: dict[str, Any]) -> str:
         lib = res.get("gd_variants") or {}
         if lib:
             L += ["", "The table's core is the default: from n·d·m = "
-                  f"{split.SPLIT_MIN_WORK:,} the neurons are cut into blocks stepped on "
+                  f"{split.SPLIT_MIN_WORK:,} the samples are cut into blocks stepped on "
                   "parallel threads (dynamics/split.py, EAE_CORE_THREADS; blocks per size: "
                   + ", ".join(f"({r['n']}, {r['d']}, {r['m']}) {r.get('blocks', '?')}"
                               for r in rows)
