@@ -475,22 +475,28 @@ def _rms_scaled(U, P, atol, rtol, rows):
 
 
 @_jit_fast
+def _col_sq_norms(A, B, rows, a2, b2):
+    """a2[j] = Σ_{k<rows} A[k, j]², b2[j] = Σ_{k<rows} B[k, j]² (row sweeps, unit stride)."""
+    m = A.shape[1]
+    for j in range(m):
+        a2[j] = 0.0
+        b2[j] = 0.0
+    for k in range(rows):
+        for j in range(m):
+            a2[j] += A[k, j] * A[k, j]
+            b2[j] += B[k, j] * B[k, j]
+
+
+@_jit_fast
 def _max_rel_rate(P, G, sc):
     """max_j ‖∇_{θ_j}L‖ / ‖θ_j‖ over nonzero neurons (θ_j = (w_j, a_j)); ≥ 1e-300.
 
     Row sweeps into the (2, m) scratch ``sc`` (unit stride, vectorised), one sqrt at the end.
     """
-    d1 = P.shape[0]
     m = P.shape[1]
     num = sc[0]
     den = sc[1]
-    for j in range(m):
-        num[j] = 0.0
-        den[j] = 0.0
-    for k in range(d1):
-        for j in range(m):
-            num[j] += G[k, j] * G[k, j]  # G[d] ≡ 0 when a is frozen
-            den[j] += P[k, j] * P[k, j]
+    _col_sq_norms(G, P, P.shape[0], num, den)  # G[d] ≡ 0 when a is frozen
     best = 0.0
     for j in range(m):
         if den[j] > 0.0:
@@ -532,13 +538,7 @@ def _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows, sc):
     m = P.shape[1]
     n0 = sc[0]
     n1 = sc[1]
-    for j in range(m):
-        n0[j] = 0.0
-        n1[j] = 0.0
-    for k in range(rows):
-        for j in range(m):
-            n0[j] += P[k, j] * P[k, j]
-            n1[j] += Pn[k, j] * Pn[k, j]
+    _col_sq_norms(P, Pn, rows, n0, n1)
     for j in range(m):
         n0[j] = 1.0 / (atol + rtol * np.sqrt(max(n0[j], n1[j])))
     s = 0.0
