@@ -1,5 +1,5 @@
 """About & status: the service's counters, cache sizes, the active limits (with their
-environment variables) and library versions. Nothing here computes dynamics."""
+environment variables), thread settings and library versions. Nothing here computes dynamics."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 import pandas as pd
 import streamlit as st
 
+from dynamics.blas import thread_settings
 from dynamics.limits import LIMIT_HELP, Limits, get_limits
 from dynamics.service import Service, default_service
 
@@ -83,6 +84,11 @@ st.subheader("Limits")
 st.caption("Each limit is read from its environment variable (EAE_ + the name in capitals); "
            "configurations over a limit are refused with a message naming it.")
 st.dataframe(_limits_table(get_limits()), hide_index=True, width="stretch")
+
+st.subheader("Threads")
+st.caption("How runs use the cores. Results never depend on these settings; see "
+           "docs/hosting.md for choosing them on a shared host.")
+st.dataframe(pd.DataFrame(thread_settings()), hide_index=True, width="stretch")
 
 st.subheader("Versions")
 st.dataframe(pd.DataFrame(

@@ -49,3 +49,31 @@ def apply_numpy_blas_threads() -> int | None:
         except Exception:  # no threadpoolctl or an unknown BLAS: keep the library default
             pass
         return _applied or None
+
+
+def thread_settings() -> list[dict[str, str]]:
+    """The process's threading settings, one row each: setting, environment variable, value
+    in effect, meaning (for the About & status page)."""
+    from . import core, split
+
+    try:
+        from threadpoolctl import threadpool_info
+
+        libs = {("numpy" if "numpy" in i["filepath"] else "scipy"): str(i["num_threads"])
+                for i in threadpool_info() if i.get("user_api") == "blas"}
+    except Exception:
+        libs = {}
+    raw = os.environ.get(split.THREADS_ENV, "auto")
+    return [
+        {"setting": "GD threads for large runs", "environment variable": split.THREADS_ENV,
+         "value": f"{raw} ({split.blocks_for(10**6, 10**6, 10**6)} threads used)",
+         "meaning": f"GD runs with n·d·m ≥ {split.SPLIT_MIN_WORK:,} split their samples over "
+                    "this many threads; 1 = off"},
+        {"setting": "kernel BLAS threads", "environment variable": core.BLAS_THREADS_ENV,
+         "value": libs.get("scipy", f"{os.environ.get(core.BLAS_THREADS_ENV, '1')} (set at "
+                                    "the first large run)"),
+         "meaning": "threads of each GEMM inside the kernels (SciPy's OpenBLAS)"},
+        {"setting": "NumPy BLAS threads", "environment variable": ENV,
+         "value": libs.get("numpy", "unknown"),
+         "meaning": "set once by the service; more than 1 slows concurrent runs (spin-waits)"},
+    ]

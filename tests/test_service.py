@@ -435,7 +435,11 @@ def test_status_page_shows_counters_limits_and_clears_memory() -> None:
     assert metrics["Memory entries"].startswith(str(svc.stats()["memory_entries"]))
     limits = at.dataframe[0].value
     assert "EAE_MAX_WIDTH" in set(limits["environment variable"])
-    versions = dict(zip(at.dataframe[1].value["package"], at.dataframe[1].value["version"],
+    threads = at.dataframe[1].value
+    assert list(threads["environment variable"]) == ["EAE_CORE_THREADS", "EAE_CORE_BLAS_THREADS",
+                                                     "EAE_NUMPY_BLAS_THREADS"]
+    assert threads["value"].iloc[2] == "1"  # the service's setting (dynamics/blas.py)
+    versions = dict(zip(at.dataframe[2].value["package"], at.dataframe[2].value["version"],
                         strict=True))
     assert versions["numpy"] == np.__version__
     at.button[0].click().run()
