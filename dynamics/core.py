@@ -59,6 +59,7 @@ DIVERGENCE_BOUND = 1e150
 # η = 1e-4 instead of 1e-1: before, a neuron left the kink to the other side, as GD with
 # η = 1e-3 does). See bench/REPORT.md.
 KINK_REL = 0.1
+KINK_STREAK = 3
 #: PI step-size control (Gustafsson): after an accepted step with scaled error e_n (previous
 #: accepted e_{n-1}), h ← h·min(10, 0.9·e_n^−PI_ALPHA·e_{n-1}^PI_BETA); after a rejection the
 #: plain rule h·max(0.2, 0.9·e^−1/3). scipy's RK23 is PI_ALPHA = 1/3, PI_BETA = 0. Where the step
@@ -68,7 +69,6 @@ KINK_REL = 0.1
 #: error norm of _bs_error).
 PI_ALPHA = 0.27
 PI_BETA = 0.08
-KINK_STREAK = 3
 
 
 def kink_streak_for(rtol: float) -> int:
@@ -572,11 +572,11 @@ def _gf_run(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, t, t_tar
     G1 holds ∇L at the current point (FSAL), kept between calls. Controller: PI (PI_ALPHA,
     PI_BETA; the error memory ``err_prev`` carries over between calls), otherwise as scipy
     RK23: safety 0.9, factor in [0.2, 10], no growth right after a rejection; the error norm
-    is per neuron (_bs_error). When
-    the last step is clipped to land on t_target, the unclipped proposal is kept for the next
-    call. State on "diverged": the first accepted point whose loss or parameters are
-    non-finite or exceed DIVERGENCE_BOUND, or the last accepted point if the step size
-    collapses. Accepted points and FSAL gradients are swapped in, not copied.
+    is per neuron (_bs_error). When the last step is clipped to land on t_target, the
+    unclipped proposal is kept for the next call. State on "diverged": the first accepted
+    point whose loss or parameters are non-finite or exceed DIVERGENCE_BOUND, or the last
+    accepted point if the step size collapses. Accepted points and FSAL gradients are
+    swapped in, not copied.
     """
     odd = False  # G1/G4 swapped an odd number of times
     _pack(W, a, P)

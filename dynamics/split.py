@@ -14,8 +14,10 @@ row-major GEMMs with the wide side m·n_b or m·d as output (measured ~25 % fast
 One hand-off per step. The GEMMs are single-threaded (EAE_CORE_BLAS_THREADS); the blocks run
 in parallel because the kernels release the GIL. Threads wait on each other by blocking,
 never by spinning, so a busy machine slows the step to about the one-thread time instead of
-the ~2× loss of a 2-thread OpenBLAS GEMM next to another job (measured on (2000, 64, 200):
-2.3 ms/step with one thread, 4.8 ms with two OpenBLAS threads and a busy core). Sums over
+the ~2× loss of a 2-thread OpenBLAS GEMM next to another job. Measured here, ms per step, with
+a busy loop on the other core: (2000, 64, 200) split 2.3–2.7, one thread 2.5–3.2, two
+OpenBLAS threads 4.8; (2000, 784, 100) split 12.7–15.5, one thread 13.7–14.5. Idle: split
+1.2–1.4 vs 2.3–2.7 and 5.7–7.7 vs 13.4–13.7. Sums over
 samples are split by block, so results differ from the one-block path in the last bits
 (deterministic for a given k).
 
@@ -35,7 +37,7 @@ from . import core
 
 THREADS_ENV = "EAE_CORE_THREADS"
 #: n·d·m from which a GD step is split over threads (a step of ~0.3 ms on one core here;
-#: below, the two thread hand-offs per step, ~30 µs each, eat the gain).
+#: below, the hand-off per step (~30–50 µs) and the serial reduction eat the gain).
 SPLIT_MIN_WORK = 1 << 22
 MAX_BLOCKS = 8
 
