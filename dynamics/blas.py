@@ -6,8 +6,8 @@ such call leaves worker threads spin-waiting for ~0.1 s (OpenBLAS's thread timeo
 the core that another simulation's kernel runs on: two simulations in two threads took
 1.6–2.0× one; with NumPy's BLAS on one thread 1.0–1.3× (bench/REPORT.md, threads). A limit
 set and restored around each run does not help: raising the count again wakes the workers,
-which spin. So the service sets it once per process, from EAE_NUMPY_BLAS_THREADS (default 1;
-0 keeps the library's default). Results do not depend on it. Without threadpoolctl or with
+which spin. So the service holds it at EAE_NUMPY_BLAS_THREADS (default 1; 0 keeps the
+library's default) for the whole process. Results do not depend on it. Without threadpoolctl or with
 an unknown BLAS it does nothing.
 """
 
@@ -15,26 +15,25 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
 ENV = "EAE_NUMPY_BLAS_THREADS"
 _lock = threading.Lock()
-_applied: int | None = None
+_selection: Any = None  # threadpoolctl selection of NumPy's BLAS; False if unavailable
 
 
-def apply_numpy_blas_threads() -> int | None:
-    """Set NumPy's BLAS to EAE_NUMPY_BLAS_THREADS threads once per process; the count set
-    (None if left alone or not possible). Later calls return the first result."""
-    global _applied
-    with _lock:
-        if _applied is not None:
-            return _applied or None
-        _applied = 0
-        try:
-            k = int(os.environ.get(ENV, "1"))
-        except ValueError:
-            k = 1
-        if k <= 0:
-            return None
+def _wanted() -> int:
+    try:
+        return int(os.environ.get(ENV, "1"))
+    except ValueError:
+        return 1
+
+
+def _numpy_blas() -> Any:
+    """threadpoolctl's controller restricted to NumPy's BLAS, found once (None if none)."""
+    global _selection
+    if _selection is None:
+        _selection = False
         try:
             import numpy as np
             from threadpoolctl import ThreadpoolController
@@ -44,11 +43,30 @@ def apply_numpy_blas_threads() -> int | None:
             paths = [i["filepath"] for i in ctl.info() if i.get("user_api") == "blas"
                      and "numpy" in os.path.basename(os.path.dirname(i["filepath"]))]
             if paths:
-                ctl.select(filepath=paths).limit(limits=k)
-                _applied = k
+                _selection = ctl.select(filepath=paths)
         except Exception:  # no threadpoolctl or an unknown BLAS: keep the library default
             pass
-        return _applied or None
+    return _selection or None
+
+
+def apply_numpy_blas_threads() -> int | None:
+    """Hold NumPy's BLAS at EAE_NUMPY_BLAS_THREADS threads; returns the count (None if left
+    alone or not possible). Called when the service starts and before each computation: it
+    only ever lowers the count (lowering wakes no spinning workers), so other code that
+    raised it again (seen once in a long test session, cause not found) is undone cheaply."""
+    k = _wanted()
+    if k <= 0:
+        return None
+    with _lock:
+        sel = _numpy_blas()
+        if sel is None:
+            return None
+        try:
+            if any(i["num_threads"] != k for i in sel.info()):
+                sel.limit(limits=k)
+        except Exception:
+            return None
+    return k
 
 
 def thread_settings() -> list[dict[str, str]]:
@@ -75,5 +93,5 @@ def thread_settings() -> list[dict[str, str]]:
          "meaning": "threads of each GEMM inside the kernels (SciPy's OpenBLAS)"},
         {"setting": "NumPy BLAS threads", "environment variable": ENV,
          "value": libs.get("numpy", "unknown"),
-         "meaning": "set once by the service; more than 1 slows concurrent runs (spin-waits)"},
+         "meaning": "held by the service; more than 1 slows concurrent runs (spin-waits)"},
     ]

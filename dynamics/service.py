@@ -432,6 +432,7 @@ class Service:
     def _simulate(self, config: Config, progress: ProgressFn,
                   cancel: threading.Event) -> Trajectory:
         """The computation itself (a seam for tests that need it to fail)."""
+        apply_numpy_blas_threads()  # still held (see dynamics/blas.py)
         return simulate(config, progress, deadline=self.limits.deadline_s, cancel=cancel)
 
     # ---------------------------------------------------------------------------- caches

@@ -425,9 +425,12 @@ def test_default_service_is_one_per_process_in_the_configured_dir() -> None:
 def test_status_page_shows_counters_limits_and_clears_memory() -> None:
     from streamlit.testing.v1 import AppTest
 
+    from dynamics.blas import apply_numpy_blas_threads
+
     svc = default_service()
     svc.run(tiny(seed=19))
     assert svc.stats()["memory_entries"] >= 1
+    assert apply_numpy_blas_threads() == 1  # what the service does before each computation
     at = AppTest.from_file(str(REPO / "app_pages" / "status.py"), default_timeout=60).run()
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
@@ -438,7 +441,7 @@ def test_status_page_shows_counters_limits_and_clears_memory() -> None:
     threads = at.dataframe[1].value
     assert list(threads["environment variable"]) == ["EAE_CORE_THREADS", "EAE_CORE_BLAS_THREADS",
                                                      "EAE_NUMPY_BLAS_THREADS"]
-    assert threads["value"].iloc[2] == "1"  # the service's setting (dynamics/blas.py)
+    assert threads["value"].iloc[2] == "1"  # the live value, as the service holds it
     versions = dict(zip(at.dataframe[2].value["package"], at.dataframe[2].value["version"],
                         strict=True))
     assert versions["numpy"] == np.__version__
