@@ -48,7 +48,7 @@ def run_core_bench(sizes: list[tuple[int, int, int]] | None = None,
     for n, d, m in sizes or SIZES:
         p, W, a = _problem(n, d, m)
         work = n * d * m
-        steps_core = int(min(200_000, max(5, 3e8 / work)))
+        steps_core = int(min(200_000, max(20, 3e8 / work)))  # amortise set-up
         steps_np = int(min(20_000, max(3, 3e7 / work)))
         GDStepper(p, W, a, 1e-3).advance(2, EMPTY)  # compile / warm up
 
@@ -67,12 +67,9 @@ def run_core_bench(sizes: list[tuple[int, int, int]] | None = None,
 def three_point_bench(m: int = 200, t_end: float = 2000.0, lr: float = 1e-3,
                       seed: int = 0) -> list[dict]:
     """Boursier & Flammarion's 3 points, balanced init N(0, (1e-3/√m)²): GD vs GF to t_end."""
-    x = np.array([-0.75, -0.5, 0.125])
-    p = Problem(np.ascontiguousarray(np.c_[x, np.ones(3)]), np.array([1.1, 0.1, 0.8]),
-                np.ones(3), 0.0, 1.0, "square", "mean", True)
-    rng = np.random.default_rng(seed)
-    W0 = rng.normal(0.0, 1e-3 / np.sqrt(m), (m, 2))
-    a0 = np.linalg.norm(W0, axis=1) * rng.choice([-1.0, 1.0], m)
+    from bench.report import three_point  # the full report's problem and initialisation
+
+    p, W0, a0 = three_point(m, seed)
     beta = np.linalg.lstsq(p.X, p.y, rcond=None)[0]
     ols = 0.5 * np.mean((p.X @ beta - p.y) ** 2)
     grid = np.array([t_end])

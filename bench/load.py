@@ -26,13 +26,10 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -355,62 +352,29 @@ def warm_numba_cache(timeout_s: float = 600.0) -> None:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
-    """`streamlit run app.py` on 127.0.0.1 with its own fresh cache directory."""
+    """`streamlit run app.py` on 127.0.0.1 with its own fresh cache directory (the test
+    suite's StreamlitServer, tests/conftest.py, plus a private temp dir)."""
 
     def __init__(self, app: str = "app.py", env: dict[str, str] | None = None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        from tests.conftest import StreamlitServer
+
         self._tmp = tempfile.TemporaryDirectory(prefix="eae_load_")
         self.cache_dir = Path(self._tmp.name) / "cache"
-        self.log_path = Path(self._tmp.name) / "streamlit.log"
-        full_env = {**os.environ, "EAE_CACHE_DIR": str(self.cache_dir), "PYTHONUNBUFFERED": "1",
-                    **(env or {})}
-        python = REPO_ROOT / ".venv" / "bin" / "python"
-        cmd = [str(python if python.exists() else sys.executable), "-m", "streamlit", "run", app,
-               "--server.headless", "true", "--server.port", str(self.port),
-               "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]
-        self._log = open(self.log_path, "wb")  # closed in stop()
-        self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=full_env, stdin=subprocess.DEVNULL,
-                                     stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self._server = StreamlitServer(REPO_ROOT / app,
+                                       {"EAE_CACHE_DIR": str(self.cache_dir), **(env or {})},
+                                       Path(self._tmp.name))
+        self.url = self._server.url
+        self.proc = self._server.proc
 
-    def wait_healthy(self, timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited ({self.proc.returncode}):\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.25)
-        raise TimeoutError(f"streamlit not healthy after {timeout_s:.0f} s:\n{self.log()}")
+    def wait_healthy(self) -> None:
+        self._server.wait_healthy()
 
     def log(self, n: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-n:]
-        except OSError:
-            return ""
+        return self._server.log_tail(n)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self._log.close()
+        self._server.stop()
         self._tmp.cleanup()
 
 
