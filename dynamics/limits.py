@@ -1,8 +1,12 @@
-"""Explicit limits on size and compute, read from environment variables.
+"""Every ``EAE_*`` environment variable is read here, and nowhere else.
 
-Every limit has a safe default for a small shared machine and can be raised or lowered by the
-operator (documented in the README). Validation (`config.py`) and uploads check against them
-before any work starts, and name the limit and the value in the message.
+`Limits`: explicit bounds on size and compute. Every limit has a safe default for a small shared
+machine and can be raised or lowered by the operator (documented in the README). Validation
+(`config.py`) and uploads check against them before any work starts, and name the limit and the
+value in the message.
+
+`Settings`: where things live and how many threads they use (cache directory, kernel, BLAS and
+NumPy threads). They never change a result's bits.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Limits:
     memory_cache_entries: int = 64  # in-process cache: entries
     memory_cache_mb: float = 512.0  # in-process cache: bytes
     disk_cache_mb: float = 2048.0  # persistent cache: bytes
+    max_sweep_points: int = 5000  # points in one sweep
 
     def env_name(self, field: str) -> str:
         return "EAE_" + field.upper()
@@ -49,6 +54,7 @@ LIMIT_HELP: dict[str, str] = {
     "memory_cache_entries": "in-process cache: entries",
     "memory_cache_mb": "in-process cache: size (MB)",
     "disk_cache_mb": "persistent cache: size (MB)",
+    "max_sweep_points": "points in one sweep",
 }
 """One phrase per limit, for the status page and the docs."""
 
@@ -66,5 +72,46 @@ def get_limits() -> Limits:
             continue
         if val != val or val < 0:  # NaN or negative: ignore
             continue
+        if f.name == "max_sweep_points" and val == 0:
+            continue
         values[f.name] = int(val) if f.type in ("int", int) else val
     return Limits(**values)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Placement and threads. Environment variable: ``EAE_`` + the upper-case field name."""
+
+    cache_dir: str = ""  # persistent cache directory; "" = ~/.cache/early-alignment-explorer
+    core_threads: int = 0  # threads of one large GD run; 0 = the CPUs this process may use
+    core_blas_threads: int = 1  # BLAS threads of the kernels' large products; 0 = library default
+    numpy_blas_threads: int = 1  # NumPy's BLAS threads in a service process; 0 = library default
+
+
+SETTING_HELP: dict[str, str] = {
+    "cache_dir": "persistent cache directory (shared by replicas and Dask workers)",
+    "core_threads": "threads one large GD run uses (auto = usable CPUs; 1 turns it off)",
+    "core_blas_threads": "BLAS threads of the kernels' large products (0 = library default)",
+    "numpy_blas_threads": "NumPy's BLAS threads in a process running the service (0 = default)",
+}
+
+
+def _int_env(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in ("", "auto"):
+        return default
+    try:
+        v = int(float(raw))
+    except ValueError:
+        return default
+    return v if v >= 0 else default
+
+
+def get_settings() -> Settings:
+    """Settings from the environment; bad values fall back to defaults."""
+    return Settings(
+        cache_dir=os.environ.get("EAE_CACHE_DIR", "").strip(),
+        core_threads=_int_env("EAE_CORE_THREADS", 0),
+        core_blas_threads=_int_env("EAE_CORE_BLAS_THREADS", 1),
+        numpy_blas_threads=_int_env("EAE_NUMPY_BLAS_THREADS", 1),
+    )
