@@ -17,16 +17,16 @@ import os
 import threading
 from typing import Any
 
+from . import kernels
+from .limits import get_settings
+
 ENV = "EAE_NUMPY_BLAS_THREADS"
 _lock = threading.Lock()
 _selection: Any = None  # threadpoolctl selection of NumPy's BLAS; False if unavailable
 
 
 def _wanted() -> int:
-    try:
-        return int(os.environ.get(ENV, "1"))
-    except ValueError:
-        return 1
+    return get_settings().numpy_blas_threads
 
 
 def _numpy_blas() -> Any:
@@ -71,9 +71,8 @@ def apply_numpy_blas_threads() -> int | None:
 
 def thread_settings() -> list[dict[str, str]]:
     """The process's threading settings, one row each: setting, environment variable, value
-    in effect, meaning (for the About & status page)."""
-    from . import core, split
-
+    in effect, meaning (for the About & status page). None of them changes a result's bits."""
+    settings = get_settings()
     try:
         from threadpoolctl import threadpool_info
 
@@ -81,15 +80,15 @@ def thread_settings() -> list[dict[str, str]]:
                 for i in threadpool_info() if i.get("user_api") == "blas"}
     except Exception:
         libs = {}
-    raw = os.environ.get(split.THREADS_ENV, "auto")
+    core = settings.core_threads
     return [
-        {"setting": "GD threads for large runs", "environment variable": split.THREADS_ENV,
-         "value": f"{raw} ({split.blocks_for(10**6, 10**6, 10**6)} threads used)",
-         "meaning": f"GD runs with n·d·m ≥ {split.SPLIT_MIN_WORK:,} split their samples over "
-                    "this many threads; 1 = off"},
-        {"setting": "kernel BLAS threads", "environment variable": core.BLAS_THREADS_ENV,
-         "value": libs.get("scipy", f"{os.environ.get(core.BLAS_THREADS_ENV, '1')} (set at "
-                                    "the first large run)"),
+        {"setting": "GD threads for large runs", "environment variable": "EAE_CORE_THREADS",
+         "value": f"{core or 'auto'} ({kernels.worker_threads(kernels.MAX_BLOCKS)} threads used)",
+         "meaning": f"GD runs with n·d·m ≥ {kernels.SPLIT_MIN_WORK:,} cut their samples into "
+                    "blocks (how many depends only on the size); this many blocks run at once"},
+        {"setting": "kernel BLAS threads", "environment variable": "EAE_CORE_BLAS_THREADS",
+         "value": libs.get("scipy", f"{settings.core_blas_threads} (set at the first large "
+                                    "run)"),
          "meaning": "threads of each GEMM inside the kernels (SciPy's OpenBLAS)"},
         {"setting": "NumPy BLAS threads", "environment variable": ENV,
          "value": libs.get("numpy", "unknown"),

@@ -13,7 +13,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from .config import Config, labels_are_pm1
+from .config import (
+    ClustersData,
+    Config,
+    DigitsData,
+    PointsData,
+    TeacherData,
+    ThreePointData,
+    TwoSignalsData,
+    labels_are_pm1,
+)
 
 
 @dataclass(frozen=True)
@@ -63,18 +72,19 @@ def build_dataset(config: Config) -> Dataset:
     rng = rng_for(config.seed, 0)
     meta: dict[str, object] = {}
     directions: dict[str, np.ndarray] = {}
-    kind = data.kind
-    if kind == "points":
+    # isinstance (not `data.kind ==`) so the type checker narrows the union; the two are
+    # equivalent because each data class pins its own `kind` literal.
+    if isinstance(data, PointsData):
         X = _unit(np.array(data.angles_deg)) * np.array(data.radii)[:, None]
         y = np.array(data.labels, dtype=float)
         sw = np.ones(len(y))
-    elif kind == "clusters":
+    elif isinstance(data, ClustersData):
         centres = _unit(np.array(data.angles_deg)) * data.radius
         X = np.repeat(centres, data.n_per, axis=0)
         X = X + data.noise * rng.standard_normal(X.shape)
         y = np.repeat(np.array(data.labels, dtype=float), data.n_per)
         sw = np.ones(len(y))
-    elif kind == "two_signals":
+    elif isinstance(data, TwoSignalsData):
         xp = np.array([data.norm_plus, 0.0])
         xm = data.norm_minus * _unit(np.array([data.angle_deg]))[0]
         X = np.vstack([np.repeat(xp[None], data.n_per, 0), np.repeat(xm[None], data.n_per, 0)])
@@ -83,16 +93,16 @@ def build_dataset(config: Config) -> Dataset:
         sw = np.r_[np.full(data.n_per, data.p), np.ones(data.n_per)]
         directions["x₊ signal"] = xp
         directions["x₋ signal"] = xm
-    elif kind == "teacher":
+    elif isinstance(data, TeacherData):
         X, y, vstar = _teacher(data.d, data.n if data.n is not None else data.d,
                                data.scheme, data.rho, rng)
         sw = np.ones(len(y))
         directions["v*"] = vstar
-    elif kind == "three_point":
+    elif isinstance(data, ThreePointData):
         X = np.array(data.x, dtype=float)[:, None]
         y = np.array(data.y, dtype=float)
         sw = np.ones(len(y))
-    elif kind == "digits":
+    elif isinstance(data, DigitsData):
         imgs, target = _digits()
         a, b = data.classes
         ia, ib = np.flatnonzero(target == a), np.flatnonzero(target == b)
@@ -105,7 +115,7 @@ def build_dataset(config: Config) -> Dataset:
         sw = np.ones(len(y))
         meta["image_shape"] = (8, 8)
         meta["classes"] = (a, b)
-    else:  # array
+    else:  # ArrayData (the union is exhausted)
         X = np.array(data.X, dtype=float)
         y = np.array(data.y, dtype=float)
         sw = np.ones(len(y))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ LIMIT_HELP: dict[str, str] = {
     "max_frames": "animation frames recorded",
     "max_scalars": "dense scalar samples",
     "max_steps": "GD steps, or GF accepted + rejected steps",
-    "max_compute": "steps × n × d × m for a GD run (multiply-adds, roughly)",
+    "max_compute": "multiply-adds of a run: GD steps × n·d·m; gf 600 × n·d·m (at least)",
     "deadline_s": "seconds per run before it stops with a partial result",
     "max_upload_mb": "size of an uploaded data file (MB)",
     "full_w_budget_mb": "full W per frame recorded only below this size (MB)",
@@ -61,7 +62,7 @@ LIMIT_HELP: dict[str, str] = {
 
 def get_limits() -> Limits:
     """Limits from the environment (``EAE_MAX_WIDTH=...``); bad values fall back to defaults."""
-    values = {}
+    values: dict[str, Any] = {}  # int or float per field, as the field's type says
     for f in fields(Limits):
         raw = os.environ.get("EAE_" + f.name.upper())
         if raw is None:
@@ -83,14 +84,14 @@ class Settings:
     """Placement and threads. Environment variable: ``EAE_`` + the upper-case field name."""
 
     cache_dir: str = ""  # persistent cache directory; "" = ~/.cache/early-alignment-explorer
-    core_threads: int = 0  # threads of one large GD run; 0 = the CPUs this process may use
+    core_threads: int = 0  # blocks of a large GD step run at once; 0 = the usable CPUs
     core_blas_threads: int = 1  # BLAS threads of the kernels' large products; 0 = library default
     numpy_blas_threads: int = 1  # NumPy's BLAS threads in a service process; 0 = library default
 
 
 SETTING_HELP: dict[str, str] = {
     "cache_dir": "persistent cache directory (shared by replicas and Dask workers)",
-    "core_threads": "threads one large GD run uses (auto = usable CPUs; 1 turns it off)",
+    "core_threads": "threads one large GD run uses (auto = usable CPUs; 1 = one at a time)",
     "core_blas_threads": "BLAS threads of the kernels' large products (0 = library default)",
     "numpy_blas_threads": "NumPy's BLAS threads in a process running the service (0 = default)",
 }

@@ -1,36 +1,87 @@
-"""simulate(config) -> Trajectory: build data and weights, drive the compiled integrators in
-chunks, record frames, and stop cleanly on divergence, deadline, cancellation or step limit.
+"""simulate(config) -> Trajectory: build data and weights, drive one stepper in chunks, record
+frames, and stop cleanly on divergence, deadline, cancellation or step limit.
 
 Time is gradient-flow time t (GD: t = kη). Frames are t = 0 plus `record.frames − 1` times from
-`t_first` to `t_end` (log or linear spacing; for GD snapped to whole steps). The integrator
-advances exactly to each frame time; between frames Python checks the deadline and the cancel
-flag and reports progress. Nothing here raises for a numerical problem: the trajectory comes
-back with `status` and a `message` saying what happened and what to change.
+`t_first` to `t_end` (log or linear spacing; each stepper snaps them to times it can land on,
+e.g. whole GD steps). The stepper (chosen from `kernels.METHODS`) advances exactly to each frame
+time through the one `Stepper` protocol; between compiled chunks Python checks the deadline and
+the cancel flag and reports progress. Chunks are sized from the measured cost of an evaluation
+(~CHUNK_S seconds each, the first one a single step), so a deadline or cancel takes effect
+within about a second whatever the problem size. What is stored, and when, is the `Recording`
+policy. Nothing here raises for a numerical problem: the trajectory comes back with a `Status`
+and a message saying what happened and what to change.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from . import core, metrics
+from . import metrics
 from .config import Config
 from .data import Dataset, build_dataset
 from .init import init_weights
+from .kernels import METHODS, Problem, Stepper, StepStatus, forward, loss_grad, loss_value
 from .limits import get_limits
+from .status import Status
 from .trajectory import Trajectory
 
 ProgressFn = Callable[[float, str], None]
 
-_MAX_PAIRWISE = 1500  # neurons used for pairwise angles per frame (deterministic subset above)
-_ACTIVE_BUDGET = 32_000_000  # bytes of stored activation patterns (F·m·n booleans)
+#: Wall time of one compiled chunk: between chunks the deadline and cancel flag are checked.
+CHUNK_S = 0.2
+#: Evaluations of the first chunk (one adaptive step; GD: four steps), before any timing.
+FIRST_CHUNK = 4
+MAX_CHUNK = 5_000_000
 
 
 class CancelToken(Protocol):
     def is_set(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What a run stores and when, in the spirit of diffrax's ``SaveAt``.
+
+    ``frames``: requested frame times (t = 0 first); steppers may snap them (GD: whole steps).
+    ``scalars``: the dense grid (t > 0) of loss and rates, sampled at integrator points.
+    Full W is stored at every frame when F·m·d·8 bytes fit ``full_w_bytes``, else at evenly
+    spaced frames (start and end included); activation patterns when F·m·n booleans fit
+    ``active_bytes``. Pairwise angles use at most ``max_pairwise`` neurons (a fixed subset).
+    ``plane``: the 2D plane neurons are drawn in ("auto", "pca", "axes", "signals", "teacher").
+    """
+
+    frames: np.ndarray
+    scalars: np.ndarray
+    spacing: str
+    full_w_bytes: float
+    active_bytes: int = 32_000_000
+    max_pairwise: int = 1500
+    plane: str = "auto"
+
+    @classmethod
+    def from_config(cls, config: Config) -> Recording:
+        return cls(frames=frame_times(config),
+                   scalars=frame_times(config, config.record.scalars)[1:],
+                   spacing=config.record.spacing,
+                   full_w_bytes=get_limits().full_w_budget_mb * 1e6,
+                   plane=config.record.plane)
+
+    def full_w_frames(self, n_frames: int, m: int, d: int) -> set[int]:
+        """Frame indices whose full W is stored."""
+        per = m * d * 8
+        if per * n_frames <= self.full_w_bytes:
+            return set(range(n_frames))
+        k = max(2, int(self.full_w_bytes // max(per, 1)))
+        return {int(i) for i in np.unique(np.linspace(0, n_frames - 1, k).round().astype(int))}
+
+    def keeps_active(self, n_frames: int, m: int, n: int) -> bool:
+        """Whether activation patterns (F, m, n) are stored."""
+        return n_frames * m * n <= self.active_bytes
 
 
 def frame_times(config: Config, count: int | None = None) -> np.ndarray:
@@ -48,10 +99,12 @@ def frame_times(config: Config, count: int | None = None) -> np.ndarray:
     return np.r_[0.0, grid]
 
 
-def plane_for(config: Config, ds: Dataset) -> tuple[np.ndarray, tuple[str, str]]:
-    """Orthonormal (2, d) basis of the plane neurons are drawn in, and its axis names."""
+def plane_for(config: Config, ds: Dataset,
+              choice: str | None = None) -> tuple[np.ndarray, tuple[str, str]]:
+    """Orthonormal (2, d) basis of the plane neurons are drawn in, and its axis names
+    (``choice`` defaults to config.record.plane)."""
     d = ds.d
-    choice = config.record.plane
+    choice = config.record.plane if choice is None else choice
     if choice == "auto":
         if d == 2:
             choice = "axes"
@@ -88,36 +141,23 @@ def plane_for(config: Config, ds: Dataset) -> tuple[np.ndarray, tuple[str, str]]
     return np.vstack([e1, e2]), names
 
 
-def default_atol(W: np.ndarray, a: np.ndarray, rtol: float) -> float:
-    """Absolute tolerance scaled to the initial parameters: rtol × 1e-3 × max|θ₀|, so that
-    small-initialisation runs are resolved in relative terms from the start."""
-    scale = max(float(np.abs(W).max(initial=0.0)), float(np.abs(a).max(initial=0.0)), 1e-300)
-    return rtol * 1e-3 * scale
-
-
 class _Recorder:
     """Per-frame measurements, computed from full (W, a) at each frame."""
 
-    def __init__(self, config: Config, ds: Dataset, problem: core.Problem, n_frames: int,
-                 W0: np.ndarray, a0: np.ndarray):
+    def __init__(self, policy: Recording, config: Config, ds: Dataset, problem: Problem,
+                 n_frames: int, W0: np.ndarray, a0: np.ndarray):
         self.ds, self.problem = ds, problem
         m, d, n = W0.shape[0], ds.d, ds.n
-        self.plane, self.plane_names = plane_for(config, ds)
+        self.plane, self.plane_names = plane_for(config, ds, policy.plane)
         self.W0, self.a0 = W0.copy(), a0.copy()
-        budget = get_limits().full_w_budget_mb * 1e6
-        per = m * d * 8
-        if per * n_frames <= budget:
-            self.keep_w = set(range(n_frames))
-        else:
-            k = max(2, int(budget // max(per, 1)))
-            self.keep_w = set(np.unique(np.linspace(0, n_frames - 1, k).round().astype(int)))
-        self.keep_active = n_frames * m * n <= _ACTIVE_BUDGET
+        self.keep_w = policy.full_w_frames(n_frames, m, d)
+        self.keep_active = policy.keeps_active(n_frames, m, n)
         dirs = dict(ds.directions)
         dirs["γ_[n]"] = (ds.sw[:, None] * ds.y[:, None] * ds.X).mean(axis=0)
         self.directions = {k: v for k, v in dirs.items() if np.linalg.norm(v) > 0}
         rng = np.random.default_rng(0)
-        self.pair_subset = (np.sort(rng.choice(m, _MAX_PAIRWISE, replace=False))
-                            if m > _MAX_PAIRWISE else None)
+        k = policy.max_pairwise
+        self.pair_subset = np.sort(rng.choice(m, k, replace=False)) if m > k else None
         self.pair_mask = np.zeros(m, bool)
         if self.pair_subset is not None:
             self.pair_mask[self.pair_subset] = True
@@ -136,8 +176,8 @@ class _Recorder:
     def record(self, t: float, W: np.ndarray, a: np.ndarray) -> None:
         idx = len(self.rows["t"])
         X, y = self.ds.X, self.ds.y
-        loss, gW, _ = core.loss_grad(self.problem, W, a)
-        h = core.forward(self.problem, W, a)
+        loss, gW, _ = loss_grad(self.problem, W, a)
+        h = forward(self.problem, W, a)
         pattern = metrics.activation_pattern(W, X)
         r = self.rows
         r["t"].append(t)
@@ -181,7 +221,7 @@ class _Recorder:
             self.ev["on"].extend(pattern[j, i].tolist())
         self.prev_pattern = pattern
 
-    def finish(self, config: Config, scalars: dict[str, np.ndarray], status: str, message: str,
+    def finish(self, config: Config, scalars: dict[str, np.ndarray], status: Status, message: str,
                n_evals: int, n_steps: int, wall: float) -> Trajectory:
         r = self.rows
         m, n = self.W0.shape[0], self.ds.n
@@ -214,19 +254,26 @@ class _Recorder:
         )
 
 
-def _is_cancelled(cancel: Any) -> bool:
+def _is_cancelled(cancel: CancelToken | Callable[[], bool] | None) -> bool:
     if cancel is None:
         return False
-    if callable(cancel) and not hasattr(cancel, "is_set"):
-        return bool(cancel())
-    return bool(cancel.is_set())
+    is_set = getattr(cancel, "is_set", None)  # an Event-like token, else a plain callable
+    return bool(is_set() if callable(is_set) else cancel())  # type: ignore[operator]
 
 
-def build_problem(config: Config, ds: Dataset) -> core.Problem:
-    return core.Problem(X=ds.X, y=ds.y, sw=ds.sw, gamma=float(config.model.gamma),
-                        c=float(config.model.c), loss=config.loss.kind,
-                        reduction=config.loss.reduction,
-                        train_output=bool(config.model.train_output))
+def build_problem(config: Config, ds: Dataset) -> Problem:
+    return Problem(X=ds.X, y=ds.y, sw=ds.sw, gamma=float(config.model.gamma),
+                   c=float(config.model.c), loss=config.loss.kind,
+                   reduction=config.loss.reduction,
+                   train_output=bool(config.model.train_output))
+
+
+def _next_chunk(evals: int, dt: float) -> int:
+    """Evaluations for ~CHUNK_S seconds at the measured cost, growing at most 20× a chunk (the
+    first chunks may include compilation or cold caches)."""
+    per_eval = dt / max(evals, 1)
+    want = CHUNK_S / max(per_eval, 1e-9)
+    return int(np.clip(min(want, 20 * max(evals, FIRST_CHUNK)), FIRST_CHUNK, MAX_CHUNK))
 
 
 def simulate(config: Config, progress: ProgressFn | None = None, deadline: float | None = None,
@@ -247,107 +294,88 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
         W0, a0 = init_weights(config, ds.d)
     problem = build_problem(config, ds)
     it = config.integrator
-    times = frame_times(config)
-    scal_grid = frame_times(config, config.record.scalars)[1:]
-    if it.method == "gd":
-        ks = np.unique(np.maximum(1, np.round(times[1:] / it.lr).astype(np.int64)))
-        targets = ks * it.lr
-        stepper: Any = core.GDStepper(problem, W0, a0, it.lr)
-    else:
-        ks = None
-        targets = times[1:]
-        atol = it.atol if it.atol is not None else default_atol(W0, a0, it.rtol)
-        stepper = core.GFStepper(problem, W0, a0, it.rtol, atol)
-    rec = _Recorder(config, ds, problem, len(targets) + 1, W0, a0)
+    method = METHODS[it.method]
+    integrator = it.model_copy(update={"max_steps": min(it.max_steps, get_limits().max_steps)})
+    stepper: Stepper = method.build(problem, W0, a0, integrator)
+    policy = Recording.from_config(config)
+    targets = stepper.landing_times(policy.frames[1:])
+    scal_grid = policy.scalars
+    rec = _Recorder(policy, config, ds, problem, len(targets) + 1, W0, a0)
     rec.record(0.0, W0, a0)
     samples: dict[str, list[np.ndarray]] = {"t": [], "loss": [], "norm_rate": [], "dir_rate": []}
-    status, message = "completed", ""
+    status, message = Status.COMPLETED, ""
     t_end = it.t_end
-    chunk = 2000  # steps (gd) or evaluations (gf) per compiled call; adapted to ~0.2 s
-    max_steps = min(it.max_steps, get_limits().max_steps)
+    chunk = FIRST_CHUNK  # evaluations per compiled call, then sized to ~CHUNK_S seconds
     stalls = 0
 
     def report(tnow: float) -> None:
         if progress is None:
             return
-        if config.record.spacing == "log" and targets[0] > 0:
+        if policy.spacing == "log" and targets[0] > 0:
             lo = np.log(targets[0])
             frac = (np.log(max(tnow, targets[0])) - lo) / max(np.log(t_end) - lo, 1e-12)
         else:
             frac = tnow / t_end
         progress(float(np.clip(frac, 0.0, 1.0)), f"t = {tnow:.4g} of {t_end:.4g}")
 
-    for fi, target in enumerate(targets):
+    for target in targets:
         reached = False
         while not reached:
             if _is_cancelled(cancel):
-                status = "cancelled"
-                message = (f"Cancelled at t = {stepper.t:.4g}; the frames up to then are kept.")
+                status = Status.CANCELLED
+                message = f"Cancelled at t = {stepper.t:.4g}; the frames up to then are kept."
                 break
             if deadline is not None and time.perf_counter() - start > deadline:
-                status = "deadline"
-                message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} of "
-                           f"{t_end:g}; the partial run is shown. Shorten t_end, lower the width "
-                           "or the data size, or use the adaptive integrator (gf).")
+                status = Status.DEADLINE
+                message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} "
+                           f"of {t_end:g}; the partial run is shown. {Status.DEADLINE.fix}")
                 break
             grid = scal_grid[(scal_grid > stepper.t) & (scal_grid <= target)]
             t_before, evals_before = stepper.t, stepper.n_evals
             c0 = time.perf_counter()
-            if ks is not None:
-                todo = int(ks[fi] - stepper.k)
-                adv = stepper.advance(min(todo, chunk), grid)
-                reached = stepper.k >= ks[fi]
-            else:
-                steps_left = max_steps - (stepper.n_accepted + stepper.n_rejected)
-                # evaluations: 3 per Bogacki–Shampine step (FSAL), at least one whole step
-                budget = max(4, min(chunk, 3 * steps_left))
-                if steps_left <= 0:
-                    status = "max_steps"
-                    message = (f"The adaptive integrator used its step limit ({max_steps}) at "
-                               f"t = {stepper.t:.4g} of {t_end:g}; the partial run is shown. "
-                               "Raise integrator.max_steps or loosen rtol.")
-                    break
-                adv = stepper.advance(float(target), int(budget), grid)
-                reached = adv.status == "ok"
+            adv = stepper.advance(float(target), chunk, grid)
             dt = time.perf_counter() - c0
-            progressed = stepper.t > t_before or stepper.n_evals > evals_before
-            stalls = 0 if progressed else stalls + 1
-            if stalls > 3:
-                status = "max_steps"
-                message = (f"The integrator made no progress at t = {stepper.t:.4g}; the "
-                           "partial run is shown. Loosen rtol or use gd.")
-                break
+            reached = adv.status is StepStatus.OK
             s = adv.samples
             for k in samples:
                 samples[k].append(np.asarray(getattr(s, k), float))
-            if adv.status == "diverged":
-                status = "diverged"
-                what = ("the learning rate is too large for this data and scale"
-                        if it.method == "gd" else "the flow blows up (e.g. exponential loss "
-                        "overflow)")
-                message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
-                           f"became infinite or NaN; {what}. Lower lr, the init scale or the "
-                           "output scale c, or use gf.")
+            if adv.status is StepStatus.MAX_STEPS:
+                status = Status.MAX_STEPS
+                message = (f"{method.label.capitalize()} used its step limit "
+                           f"({integrator.max_steps}) at t = {stepper.t:.4g} of {t_end:g}; the "
+                           f"partial run is shown. {Status.MAX_STEPS.fix}")
                 break
-            chunk = int(np.clip(chunk * (0.2 / max(dt, 1e-4)), 50, 5_000_000))
+            if adv.status is StepStatus.DIVERGED:
+                status = Status.DIVERGED
+                message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
+                           f"became infinite or NaN; {method.diverged_why}. "
+                           f"{Status.DIVERGED.fix}")
+                break
+            progressed = stepper.t > t_before or stepper.n_evals > evals_before
+            stalls = 0 if progressed else stalls + 1
+            if stalls > 3:
+                status = Status.MAX_STEPS
+                message = (f"The integrator made no progress at t = {stepper.t:.4g}; the "
+                           "partial run is shown. Loosen rtol or use gd.")
+                break
+            chunk = _next_chunk(stepper.n_evals - evals_before, dt)
             report(stepper.t)
-        if status != "completed":
+        if status is not Status.COMPLETED:
             break
         rec.record(float(target), stepper.W, stepper.a)
-    if status != "completed" and stepper.t > rec.rows["t"][-1]:
+    if status is not Status.COMPLETED and stepper.t > rec.rows["t"][-1]:
         W, a = stepper.W, stepper.a
         finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
-        if finite and np.isfinite(core.loss_value(problem, W, a)):
+        if finite and np.isfinite(loss_value(problem, W, a)):
             rec.record(float(stepper.t), W, a)
-    if status == "completed":
+    if status is Status.COMPLETED:
         message = f"Completed: t = {t_end:g}, {stepper.n_evals} gradient evaluations."
-    forced = int(getattr(stepper, "n_forced", 0))
+    forced = stepper.n_forced
     if forced:
         message += (f" {forced} adaptive steps were taken at the kink floor: neurons slid along "
                     "ReLU kinks, where the flow is followed like GD with a small step.")
     scalars = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in samples.items()}
-    n_steps = stepper.k if ks is not None else stepper.n_accepted
-    traj = rec.finish(config, scalars, status, message, stepper.n_evals, n_steps,
+    traj = rec.finish(config, scalars, status, message, stepper.n_evals, stepper.n_steps,
                       time.perf_counter() - start)
     traj.meta["kink_floor_steps"] = forced
     if progress is not None:

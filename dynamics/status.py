@@ -7,10 +7,10 @@ whether a result with that status is final (the same config would end the same w
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """End state of a simulation (first five) or of a sweep point (all seven)."""
 
     COMPLETED = "completed"
@@ -20,9 +20,6 @@ class Status(str, Enum):
     MAX_STEPS = "max_steps"
     INVALID = "invalid"  # sweep point whose config did not validate
     ERROR = "error"  # sweep point whose worker raised
-
-    def __str__(self) -> str:  # so f-strings and JSON show the stored value
-        return self.value
 
     @property
     def meaning(self) -> str:

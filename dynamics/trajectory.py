@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from .config import Config
-
-STATUSES = ("completed", "diverged", "deadline", "cancelled", "max_steps")
+from .status import Status
 
 
 @dataclass
@@ -48,12 +47,15 @@ class Trajectory:
     cosines: dict[str, np.ndarray]
     directions: dict[str, np.ndarray]
     scalars: dict[str, np.ndarray]
-    status: str = "completed"
+    status: Status = Status.COMPLETED  # stored as its value string ("completed", ...)
     message: str = ""
     n_evals: int = 0
     n_steps: int = 0
     wall_time: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)  # also accepts the stored string
 
     # -- convenience ------------------------------------------------------------------------
     @property
@@ -70,7 +72,7 @@ class Trajectory:
 
     @property
     def ok(self) -> bool:
-        return self.status == "completed"
+        return self.status is Status.COMPLETED
 
     def W_at(self, frame: int) -> np.ndarray | None:
         """Full W at a frame if it was stored, else None."""
@@ -88,7 +90,7 @@ class Trajectory:
 
     def frame_at(self, time: float) -> int:
         """Index of the last frame with t ≤ time."""
-        return int(max(0, np.searchsorted(self.t, time, side="right") - 1))
+        return max(0, int(np.searchsorted(self.t, time, side="right")) - 1)
 
     def nbytes(self) -> int:
         tot = 0
@@ -117,7 +119,7 @@ class Trajectory:
             "format": "early-alignment-trajectory/1",
             "config": self.config.to_dict(),
             "plane_names": list(self.plane_names),
-            "status": self.status,
+            "status": self.status.value,
             "message": self.message,
             "n_evals": int(self.n_evals),
             "n_steps": int(self.n_steps),
@@ -131,14 +133,17 @@ class Trajectory:
         if p.suffix != ".npz":
             p = p.with_suffix(".npz")
         p.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(p, **self.to_arrays())
+        # allow_pickle spelled out (it is NumPy's default): with it unfilled, a type checker
+        # matches the ** mapping against that bool parameter too.
+        np.savez_compressed(p, allow_pickle=True, **self.to_arrays())
         j = p.with_suffix(".json")
         j.write_text(json.dumps(self.header(), indent=2, ensure_ascii=False))
         return p, j
 
     def to_npz_bytes(self, compress: bool = True) -> bytes:
         buf = io.BytesIO()
-        (np.savez_compressed if compress else np.savez)(buf, **self.to_arrays())
+        (np.savez_compressed if compress else np.savez)(buf, allow_pickle=True,
+                                                        **self.to_arrays())
         return buf.getvalue()
 
     @classmethod
@@ -166,10 +171,10 @@ class Trajectory:
             config=Config.from_dict(header["config"]),
             t=plain["t"], loss=plain["loss"], accuracy=plain["accuracy"], a=plain["a"],
             norms=plain["norms"], proj=plain["proj"], plane=plain["plane"],
-            plane_names=tuple(header["plane_names"]),  # type: ignore[arg-type]
+            plane_names=tuple(header["plane_names"]),
             W=plain["W"], W_frames=plain["W_frames"], X=plain["X"], y=plain["y"],
             sw=plain["sw"], active=plain.get("active"), **groups,
-            status=header["status"], message=header["message"],
+            status=Status(header["status"]), message=header["message"],
             n_evals=header["n_evals"], n_steps=header["n_steps"],
             wall_time=header["wall_time"], meta=header.get("meta", {}),
         )

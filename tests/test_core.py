@@ -1,4 +1,5 @@
-"""Tests for dynamics.core: gradients, GD, gradient flow, divergence, determinism, sampling."""
+"""Tests for dynamics.kernels: gradients, GD, gradient flow, divergence, determinism,
+sampling, and the one stepper protocol."""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from dynamics.core import (
+from dynamics.kernels import (
     LOSS_CODES,
+    METHODS,
     GDStepper,
     GFStepper,
     Problem,
+    StepStatus,
     default_tolerances,
     forward,
     loss_grad,
     loss_value,
+    make_stepper,
 )
 
 EMPTY = np.empty(0)
@@ -149,7 +153,7 @@ def test_gd_matches_numpy_loop(n, d, m, path, loss):
         assert gd.use_blas
     Wr, ar = W, a
     for _ in range(5):  # compare after every chunk of steps
-        res = gd.advance(20, EMPTY)
+        res = gd.take_steps(20, EMPTY)
         assert res.status == "ok"
         Wr, ar = ref_gd(p, Wr, ar, 0.05, 20)
         np.testing.assert_allclose(gd.W, Wr, rtol=0, atol=1e-12 * np.abs(Wr).max())
@@ -164,7 +168,7 @@ def test_gd_paths_agree():
     f = GDStepper(p, W, a, 0.02, path="fused")
     b = GDStepper(p, W, a, 0.02, path="blas")
     grid = np.linspace(0.0, 10.0, 21)
-    rf, rb = f.advance(500, grid), b.advance(500, grid)
+    rf, rb = f.take_steps(500, grid), b.take_steps(500, grid)
     np.testing.assert_allclose(f.W, b.W, rtol=0, atol=1e-12 * np.abs(b.W).max())
     np.testing.assert_allclose(rf.samples.loss, rb.samples.loss, rtol=1e-12)
 
@@ -172,7 +176,7 @@ def test_gd_paths_agree():
 def test_gd_frozen_output_keeps_a():
     p, W, a = random_problem(10, 3, 5, "exponential", "sum", 0.0, False)
     gd = GDStepper(p, W, a, 0.01)
-    gd.advance(50, EMPTY)
+    gd.take_steps(50, EMPTY)
     assert np.array_equal(gd.a, a) and not np.array_equal(gd.W, W)
 
 
@@ -242,7 +246,7 @@ def test_gd_converges_to_gf_first_order():
     dists = []
     for lr in (0.02, 0.01, 0.005):
         gd = GDStepper(p, W0, a0, lr)
-        gd.advance(round(T / lr), EMPTY)
+        gd.take_steps(round(T / lr), EMPTY)
         assert gd.t == pytest.approx(T, abs=1e-12)
         dists.append(np.linalg.norm(np.r_[gd.W.ravel(), gd.a] - ref))
     for big, small in itertools.pairwise(dists):
@@ -285,10 +289,10 @@ def test_gd_grid_sampling_semantics():
     p, W, a = random_problem(5, 2, 4, "square", "mean", 0.0, True)
     gd = GDStepper(p, W, a, 0.1)
     grid = np.array([0.0, 0.05, 0.1, 0.15, 0.151, 0.35, 10.0])
-    res = gd.advance(3, grid)
+    res = gd.take_steps(3, grid)
     # 0.0 is the start (not in the segment); 0.05, 0.1 -> t=0.1; 0.15, 0.151 -> t=0.2
     np.testing.assert_array_equal(res.samples.t, [0.1, 2 * 0.1])
-    res2 = gd.advance(1, grid)
+    res2 = gd.take_steps(1, grid)
     np.testing.assert_array_equal(res2.samples.t, [4 * 0.1])
     assert res2.samples.loss[0] == pytest.approx(loss_value(p, gd.W, gd.a), rel=1e-14)
     _, gW, _ = loss_grad(p, gd.W, gd.a)
@@ -325,7 +329,7 @@ def test_gf_grid_sampling_semantics():
 def test_gd_divergence_reported(loss):
     p, W, a = random_problem(20, 3, 10, loss, "sum", 0.0, True)
     gd = GDStepper(p, W * 10, a * 10, 10.0)
-    res = gd.advance(10_000, np.linspace(0, 1e5, 50))
+    res = gd.take_steps(10_000, np.linspace(0, 1e5, 50))
     assert res.status == "diverged"
     assert gd.k < 10_000
     bad = ~np.isfinite(np.r_[gd.W.ravel(), gd.a]) | (np.abs(np.r_[gd.W.ravel(), gd.a]) > 1e150)
@@ -344,7 +348,7 @@ def test_gf_exponential_overflow_no_exception():
 
 def _run_pair(p, W, a):
     gd = GDStepper(p, W, a, 0.01)
-    gd.advance(300, EMPTY)
+    gd.take_steps(300, EMPTY)
     gf = GFStepper(p, W, a, 1e-6, 1e-9)
     gf.advance(3.0, 600, EMPTY)  # "ok" or "budget": either way it must be reproducible
     return gd.W.copy(), gd.a.copy(), gf.W.copy(), gf.a.copy()
@@ -367,3 +371,48 @@ def test_deterministic_across_threads(size):
     for res in out:
         for x, y in zip(res, serial, strict=True):
             assert np.array_equal(x, y)
+
+
+# --------------------------------------------------------------------------- one protocol
+
+
+def test_gd_advance_by_time_and_budget_equals_take_steps():
+    """advance(t_target, budget, grid) = take_steps to k = round(t/η), cut by the budget into
+    any number of calls without changing the bits."""
+    p, W, a = random_problem(5, 2, 4, "square", "mean", 0.0, True)
+    grid = np.linspace(0.0, 3.0, 13)
+    ref = GDStepper(p, W, a, 0.1)
+    ref_s = ref.take_steps(30, grid)
+    gd = GDStepper(p, W, a, 0.1)
+    res = [gd.advance(3.0, 7, grid)]
+    assert res[0].status == StepStatus.BUDGET and gd.k == 6  # first call: 1 eval + 6 steps
+    while res[-1].status is StepStatus.BUDGET:
+        res.append(gd.advance(3.0, 7, grid))
+    assert res[-1].status is StepStatus.OK and gd.k == 30 and gd.t == ref.t
+    assert np.array_equal(gd.W, ref.W) and np.array_equal(gd.a, ref.a)
+    assert np.array_equal(np.concatenate([r.samples.loss for r in res]), ref_s.samples.loss)
+    assert gd.advance(3.0, 7, grid).status is StepStatus.OK  # already there: nothing to do
+    assert (gd.n_steps, gd.n_forced) == (30, 0)
+    np.testing.assert_array_equal(gd.landing_times(np.array([0.01, 0.26, 0.3, 2.0])),
+                                  np.array([1, 3, 20]) * 0.1)
+
+
+def test_step_limits_and_the_method_table():
+    p = three_points()
+    W0, a0 = balanced(6, 2, 1e-2, seed=1)
+
+    class It:
+        lr, rtol, atol, max_steps = 0.01, 1e-6, None, 20
+
+    gd = make_stepper("gd", p, W0, a0, It())
+    gf = make_stepper("gf", p, W0, a0, It())
+    assert isinstance(gd, GDStepper) and isinstance(gf, GFStepper)
+    assert set(METHODS) == {"gd", "gf"}
+    assert gd.advance(1.0, 10**6, EMPTY).status is StepStatus.MAX_STEPS and gd.n_steps == 20
+    statuses = [gf.advance(50.0, 10**6, EMPTY).status for _ in range(4)]
+    # the evaluation budget of the last allowed step may end a call first (3 per step)
+    assert statuses[:2] in ([StepStatus.BUDGET, StepStatus.MAX_STEPS],
+                            [StepStatus.MAX_STEPS, StepStatus.MAX_STEPS])
+    assert statuses[2:] == [StepStatus.MAX_STEPS] * 2  # stays at its limit
+    assert gf.t < 50.0 and gf.n_accepted + gf.n_rejected == 20
+    assert gf.n_steps == gf.n_accepted and np.isfinite(gf.loss)

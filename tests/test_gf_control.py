@@ -1,4 +1,4 @@
-"""Step control of the adaptive gradient flow (core.GFStepper: per-neuron error norm, PI
+"""Step control of the adaptive gradient flow (kernels.GFStepper: per-neuron error norm, PI
 controller) against SciPy's RK23 on the same ODE: no more right-hand-side evaluations, the
 same end point to the accuracy the tolerances ask for. Evaluation counts are deterministic,
 so this is a regression test of the controller, not a timing."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from dynamics.core import GFStepper, loss_grad, loss_value
+from dynamics.kernels import GFStepper, loss_grad, loss_value
 from tests.test_core import balanced, three_points
 
 

@@ -235,3 +235,20 @@ def test_cli_set_overrides(tmp_path: Path) -> None:
 
 def test_data_classes_cover_kinds() -> None:
     assert set(DATA_CLASSES) == set(DATA_KINDS)
+
+
+def test_deadline_takes_effect_within_seconds_on_a_large_problem() -> None:
+    """Chunks are sized from the measured cost of an evaluation (the first is one step), so a
+    1 s deadline stops a run whose evaluations take ~0.1 s each within a few seconds."""
+    import time
+
+    c = Config().with_updates({"data.kind": "teacher", "data.d": 128, "data.n": 2000,
+                               "model.width": 1000, "integrator.method": "gf",
+                               "integrator.t_end": 100000.0, "record.frames": 2,
+                               "record.spacing": "linear"})
+    simulate(c.with_updates({"data.n": 20, "model.width": 20}))  # compile outside the clock
+    t0 = time.perf_counter()
+    tr = simulate(c, deadline=1.0)
+    wall = time.perf_counter() - t0
+    assert tr.status == "deadline" and "time limit" in tr.message
+    assert wall < 3.5, wall

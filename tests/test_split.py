@@ -1,4 +1,4 @@
-"""Sample-split GD on several threads (dynamics/split.py) against the one-thread core loop
+"""Multi-block GD (dynamics/kernels/gd_split.py) against the one-block loop
 and the independent NumPy reference of test_core."""
 
 from __future__ import annotations
@@ -8,8 +8,15 @@ import threading
 import numpy as np
 import pytest
 
-from dynamics import split
-from dynamics.core import LOSS_CODES, GDStepper, loss_grad, loss_value
+from dynamics.kernels import (
+    LOSS_CODES,
+    MAX_BLOCKS,
+    SPLIT_MIN_WORK,
+    GDStepper,
+    blocks_for,
+    loss_grad,
+    loss_value,
+)
 from tests.test_core import random_problem, ref_gd
 
 GRID = np.linspace(0.0, 3.0, 31)
@@ -21,7 +28,7 @@ def _pair(p, W, a, lr, steps, blocks, chunks=1):
     for b in (1, blocks):
         gd = GDStepper(p, W, a, lr, path="blas", blocks=b)
         assert gd.blocks == b
-        samples = [gd.advance(steps // chunks, GRID) for _ in range(chunks)]
+        samples = [gd.take_steps(steps // chunks, GRID) for _ in range(chunks)]
         runs.append((gd, samples))
     return runs
 
@@ -51,14 +58,14 @@ def test_split_matches_numpy_reference():
     p, W, a = random_problem(200, 20, 100, "square", "mean", 0.1, True, seed=3, c=1.0)
     W, a = W / np.sqrt(20), a / 10
     gd = GDStepper(p, W, a, 0.05, path="blas", blocks=2)
-    gd.advance(100, np.empty(0))
+    gd.take_steps(100, np.empty(0))
     Wr, ar = ref_gd(p, W, a, 0.05, 100)
     np.testing.assert_allclose(gd.W, Wr, rtol=0, atol=1e-12 * np.abs(Wr).max())
     np.testing.assert_allclose(gd.a, ar, rtol=0, atol=1e-12 * np.abs(ar).max())
     # the cached gradient (packed (d+1, m) layout) is the one at the end point
     _, gW, ga = loss_grad(p, gd.W, gd.a)
-    np.testing.assert_allclose(gd._G[:-1].T, gW, rtol=0, atol=1e-13 * np.abs(gW).max())
-    np.testing.assert_allclose(gd._G[-1], ga, rtol=0, atol=1e-13 * np.abs(ga).max())
+    np.testing.assert_allclose(gd.ws.G[:-1].T, gW, rtol=0, atol=1e-13 * np.abs(gW).max())
+    np.testing.assert_allclose(gd.ws.G[-1], ga, rtol=0, atol=1e-13 * np.abs(ga).max())
 
 
 def test_split_blocks_of_unequal_size_and_more_blocks_than_cores():
@@ -76,30 +83,46 @@ def test_split_divergence_stops_at_the_same_iterate(loss):
     assert g2.n_evals == g1.n_evals
 
 
-def test_blocks_for_reads_the_environment(monkeypatch):
-    big = (2000, 64, 200)
-    monkeypatch.setenv(split.THREADS_ENV, "1")
-    assert split.blocks_for(*big) == 1
-    monkeypatch.setenv(split.THREADS_ENV, "3")
-    assert split.blocks_for(*big) == 3
-    assert split.blocks_for(100, 10, 500) == 1  # below SPLIT_MIN_WORK
-    assert split.blocks_for(3, 20_000, 200) == 1  # fewer than 2 samples per block
-    monkeypatch.setenv(split.THREADS_ENV, "many")
-    assert split.blocks_for(*big) == 1  # unreadable: no split, never an error
-    monkeypatch.setenv(split.THREADS_ENV, "auto")
-    assert split.blocks_for(*big) == min(split._cpus(), split.MAX_BLOCKS, 100)
+def test_blocks_follow_the_problem_not_the_host(monkeypatch):
+    """The block count is a function of (n, d, m) only; EAE_CORE_THREADS sets the threads
+    that run them, never the count (so results do not depend on the host)."""
+    big = (2000, 64, 200)  # n·d·m = 25.6e6: 6 blocks
+    assert blocks_for(*big) == 25_600_000 // SPLIT_MIN_WORK == 6
+    assert blocks_for(2000, 784, 100) == MAX_BLOCKS
+    assert blocks_for(100, 10, 500) == 1  # below SPLIT_MIN_WORK
+    assert blocks_for(3, 20_000, 200) == 1  # fewer than 2 samples per block
+    p, W, a = random_problem(*big, "square", "mean", 0.0, True, seed=1, c=1.0)
+    for env, threads in (("1", 1), ("3", 3), ("many", None), ("auto", None), ("64", 6)):
+        monkeypatch.setenv("EAE_CORE_THREADS", env)
+        gd = GDStepper(p, W, a, 1e-3)
+        assert gd.blocks == 6  # never an error, never host-dependent
+        if threads is not None:
+            assert gd.threads == threads
+        assert 1 <= gd.threads <= 6
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_split_bits_do_not_depend_on_threads(threads):
+    p, W, a = random_problem(90, 8, 30, "logistic", "mean", 0.1, True, seed=4, c=1.0)
+    ref = GDStepper(p, W / 4, a / 4, 0.05, path="blas", blocks=5, threads=1)
+    ref.take_steps(80, GRID)
+    gd = GDStepper(p, W / 4, a / 4, 0.05, path="blas", blocks=5, threads=threads)
+    gd.take_steps(80, GRID)
+    assert gd.threads == threads
+    assert np.array_equal(gd.W, ref.W) and np.array_equal(gd.a, ref.a)
+    assert np.array_equal(gd.ws.G, ref.ws.G) and gd.loss == ref.loss
 
 
 def test_split_runs_concurrently_and_deterministically():
     """Two split runs in two threads at once equal one run alone, bit for bit."""
     p, W, a = random_problem(300, 16, 64, "square", "mean", 0.0, True, seed=9, c=1.0)
     alone = GDStepper(p, W / 4, a / 4, 0.02, path="blas", blocks=2)
-    alone.advance(200, np.empty(0))
+    alone.take_steps(200, np.empty(0))
     out: list[GDStepper] = []
 
     def run() -> None:
         g = GDStepper(p, W / 4, a / 4, 0.02, path="blas", blocks=2)
-        g.advance(200, np.empty(0))
+        g.take_steps(200, np.empty(0))
         out.append(g)
 
     ths = [threading.Thread(target=run) for _ in range(2)]

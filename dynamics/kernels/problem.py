@@ -1,0 +1,116 @@
+"""What every integrator shares: the problem, the recorded samples, the result of one call,
+and the one protocol both steppers implement.
+
+Model (float64 throughout)::
+
+    h(x) = c · Σ_j a_j σ(⟨w_j, x⟩),   σ(u) = max(u, γu),   σ'(u) = 1 if u > 0 else γ
+
+so σ'(0) = 0 for ReLU (a dead neuron stays dead, as in autograd). With z = X Wᵀ and
+per-sample weights s: L = R Σ_i s_i ℓ(h_i, y_i), R = 1/n ("mean") or 1 ("sum").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+import numpy as np
+
+LOSS_CODES = {"square": 0, "logistic": 1, "exponential": 2}
+#: A parameter of magnitude above this (or non-finite) counts as divergence.
+DIVERGENCE_BOUND = 1e150
+
+# Status codes returned by the compiled loops (ints: numba freezes them as constants).
+OK, DIVERGED, BUDGET = 0, 1, 2
+
+
+class StepStatus(StrEnum):
+    """How one ``advance`` call ended (a str, so ``== "ok"`` keeps working)."""
+
+    OK = "ok"  # reached t_target
+    DIVERGED = "diverged"  # loss or parameters non-finite or above DIVERGENCE_BOUND
+    BUDGET = "budget"  # used this call's evaluation budget; call again to continue
+    MAX_STEPS = "max_steps"  # the stepper's own step limit is used up
+
+
+#: Kernel status code → StepStatus.
+KERNEL_STATUS = {OK: StepStatus.OK, DIVERGED: StepStatus.DIVERGED, BUDGET: StepStatus.BUDGET}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Data and model hyper-parameters (validated by the config layer, not here)."""
+
+    X: np.ndarray  # (n, d) float64 C-contiguous
+    y: np.ndarray  # (n,)
+    sw: np.ndarray  # (n,) sample weights s_i
+    gamma: float
+    c: float
+    loss: str  # "square" | "logistic" | "exponential"
+    reduction: str  # "mean" | "sum"
+    train_output: bool
+
+
+@dataclass
+class Samples:
+    """Scalars recorded at integrator points: time, loss and Min et al.'s two rates.
+
+    norm_rate = Σ_j d‖w_j‖²/dt = Σ_j 2⟨−∇_{w_j}L, w_j⟩;
+    dir_rate = Σ_{j: w_j≠0} ‖P⊥_{w_j}(−∇_{w_j}L)‖ / ‖w_j‖.
+    """
+
+    t: np.ndarray
+    loss: np.ndarray
+    norm_rate: np.ndarray
+    dir_rate: np.ndarray
+
+    @classmethod
+    def empty(cls) -> Samples:
+        return cls(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
+
+
+@dataclass
+class Advance:
+    """Result of one ``advance`` call: how it ended and the samples it recorded."""
+
+    status: StepStatus
+    samples: Samples
+
+
+class Stepper(Protocol):
+    """One integrator of dθ/dt = −∇L(θ) (or its GD discretisation), advanced in place.
+
+    ``advance(t_target, budget, grid)`` integrates towards gradient-flow time ``t_target``
+    using at most ``budget`` gradient evaluations in this call (at least one step's worth) and
+    records a sample at the first point reached at or after each grid time in (t, t_target].
+    Calling it again with the same target continues where the budget stopped it; results do
+    not depend on how a run is cut into calls.
+    """
+
+    @property
+    def W(self) -> np.ndarray: ...  # (m, d) current input weights
+
+    @property
+    def a(self) -> np.ndarray: ...  # (m,) current output weights
+
+    @property
+    def t(self) -> float: ...  # gradient-flow time reached
+
+    @property
+    def n_evals(self) -> int: ...  # gradient evaluations so far
+
+    @property
+    def n_steps(self) -> int: ...  # steps taken (GD) or accepted (GF)
+
+    @property
+    def n_forced(self) -> int: ...  # GF steps accepted at the kink floor (0 for GD)
+
+    @property
+    def loss(self) -> float: ...  # loss at the current point (NaN if not evaluated)
+
+    def landing_times(self, times: np.ndarray) -> np.ndarray:
+        """The increasing times this stepper can stop at exactly, for requested ``times``."""
+        ...
+
+    def advance(self, t_target: float, budget: int, grid: np.ndarray) -> Advance: ...

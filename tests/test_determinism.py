@@ -1,0 +1,112 @@
+"""Same config, same bits (issue 14.1): in any process, whether numba compiled the kernels or
+loaded them from its disk cache, and with any number of threads.
+
+Two fresh processes with separate, empty NUMBA_CACHE_DIRs (both compile) and a third that reuses
+the first one's cache (loads) print a digest of every array of gf runs at widths 2–7 on the
+three-point and the default data, and of gd runs; all three must agree. With fast-math
+reassociation in the kernels, compiled and cache-loaded `_gf_run` differed in the last bits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dynamics.kernels import GDStepper, blocks_for
+from tests.test_core import random_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_PROBE = r"""
+import hashlib, json
+import numpy as np
+from dynamics.config import Config
+from dynamics.kernels import GDStepper, GFStepper, Problem
+from dynamics.simulate import simulate
+
+def digest(*arrays):
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=float).tobytes())
+    return h.hexdigest()[:24]
+
+out = {}
+x = np.array([-0.75, -0.5, 0.125])
+X = np.ascontiguousarray(np.c_[x, np.ones(3)])
+p = Problem(X, np.array([1.1, 0.1, 0.8]), np.ones(3), 0.0, 1.0, "square", "mean", True)
+grid = np.geomspace(1e-2, 200.0, 40)
+for m in range(2, 8):
+    rng = np.random.default_rng(m)
+    W = rng.normal(0.0, 1e-3, (m, 2))
+    a = np.linalg.norm(W, axis=1) * rng.choice([-1.0, 1.0], m)
+    gf = GFStepper(p, W, a, 1e-6, 1e-12)
+    r = gf.advance(200.0, 10**7, grid)
+    out[f"gf three-point m={m}"] = digest(gf.W, gf.a, r.samples.loss, r.samples.dir_rate)
+    gd = GDStepper(p, W, a, 1e-2)
+    r = gd.take_steps(5000, grid)
+    out[f"gd three-point m={m}"] = digest(gd.W, gd.a, r.samples.loss)
+for m in range(2, 8):  # the default data through simulate (the sweep test's configs)
+    c = Config.from_dict({"model": {"width": m}, "init": {"scale": 1e-3},
+                          "integrator": {"method": "gf", "t_end": 30.0},
+                          "record": {"frames": 8, "scalars": 20}})
+    tr = simulate(c)
+    out[f"simulate gf m={m}"] = digest(*tr.to_arrays().values())
+c = Config.from_dict({"model": {"width": 40}, "data": {"kind": "teacher", "d": 6},
+                      "integrator": {"method": "gd", "lr": 0.05, "t_end": 20.0},
+                      "record": {"frames": 8, "scalars": 20}})
+tr = simulate(c)  # BLAS path (n·d·m ≥ 256)
+out["simulate gd blas"] = digest(*tr.to_arrays().values())
+print(json.dumps(out))
+"""
+
+
+def _run(cache: Path) -> dict[str, str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _start(cache: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-c", _PROBE], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) -> None:
+    a, b = tmp_path / "cache_a", tmp_path / "cache_b"
+    procs = [_start(a), _start(b)]  # both compile from scratch, side by side
+    cold = []
+    for pr in procs:
+        stdout, stderr = pr.communicate(timeout=300)
+        assert pr.returncode == 0, stderr[-2000:]
+        cold.append(json.loads(stdout.strip().splitlines()[-1]))
+    assert any(a.rglob("*.nbi")), "the first process wrote no numba cache"
+    warm = _run(a)  # loads every kernel from a's cache
+    assert cold[0] == cold[1] == warm
+    assert len(warm) == 6 + 6 + 6 + 1
+
+
+def test_split_bits_are_the_same_with_1_2_and_3_threads() -> None:
+    """A multi-block GD step: the block count comes from (n, d, m); threads only run them."""
+    n, d, m = 1200, 40, 120  # n·d·m = 5.76e6: 1 block by size; force 6 as a large run has
+    p, W, a = random_problem(n, d, m, "square", "mean", 0.1, True, seed=2, c=1.0)
+    W, a = W / np.sqrt(d), a / np.sqrt(m)
+    grid = np.linspace(0.0, 1.0, 11)
+    runs = []
+    for threads in (1, 2, 3):
+        gd = GDStepper(p, W, a, 0.02, path="blas", blocks=6, threads=threads)
+        assert (gd.blocks, gd.threads) == (6, threads)
+        res = gd.advance(1.0, 10**6, grid)
+        runs.append((gd.W.copy(), gd.a.copy(), res.samples.loss))
+    for r in runs[1:]:
+        for x, y in zip(r, runs[0], strict=True):
+            assert np.array_equal(x, y)
+    auto = GDStepper(p, W, a, 0.02, path="blas")
+    assert auto.blocks == blocks_for(n, d, m) == 1
