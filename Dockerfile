@@ -27,7 +27,10 @@ COPY requirements.txt ./
 RUN python -m pip install --no-cache-dir -r requirements.txt
 
 COPY --chown=root:root . .
-RUN mkdir -p /data/cache /app/.numba_cache /tmp/matplotlib \
+# The library itself, editable (no copy): `import dynamics` from anywhere and the `eae` command;
+# --no-deps keeps the exact pins installed above.
+RUN python -m pip install --no-cache-dir --no-deps -e . \
+    && mkdir -p /data/cache /app/.numba_cache /tmp/matplotlib \
     && chown -R eae:eae /data /app/.numba_cache /tmp/matplotlib
 
 USER 10001:10001

@@ -1,30 +1,22 @@
 """Core speed: µs per GD step (core vs a plain NumPy loop) and GD vs GF on B&F's 3 points.
 
-Run ``python -m bench.bench_core`` for this quick view. The full comparison (NumPy, PyTorch,
-JAX, SciPy's solve_ivp, kinks, memory, threads, start-up) is ``python -m dynamics bench``
-(bench/report.py), which writes bench/REPORT.md. Not a test. Times are wall-clock medians.
+Run ``python -m bench core`` for this quick view. The full comparison (NumPy, PyTorch,
+JAX, SciPy's solve_ivp, kinks, memory, threads, start-up) is ``python -m bench``
+(bench/measure.py, bench/render.py), which writes bench/REPORT.md. Not a test. Times are
+wall-clock medians.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
 
+from bench.gd_peers import SIZES
 from bench.peers import make_numpy
-from dynamics.core import GDStepper, GFStepper, Problem, default_tolerances
-
-SIZES: list[tuple[int, int, int]] = [(3, 2, 100), (100, 10, 500), (2000, 64, 200),
-                                     (2000, 784, 100)]
-EMPTY = np.empty(0)
-
-
-def _problem(n: int, d: int, m: int, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)) / np.sqrt(d)
-    p = Problem(np.ascontiguousarray(X), rng.normal(size=n), np.ones(n), 0.0, 1.0, "square",
-                "mean", True)
-    return p, rng.normal(size=(m, d)) * 1e-2, rng.normal(size=m) * 1e-2
+from bench.problems import EMPTY, gd_problem, three_point
+from dynamics.kernels import GDStepper, GFStepper, Problem, default_tolerances
 
 
 def numpy_gd(p: Problem, W: np.ndarray, a: np.ndarray, lr: float, n_steps: int):
@@ -46,14 +38,14 @@ def run_core_bench(sizes: list[tuple[int, int, int]] | None = None,
     """For each (n, d, m): µs per GD step of the core and of NumPy, and the speed-up."""
     out = []
     for n, d, m in sizes or SIZES:
-        p, W, a = _problem(n, d, m)
+        p, W, a = gd_problem(n, d, m)
         work = n * d * m
         steps_core = int(min(200_000, max(20, 3e8 / work)))  # amortise set-up
         steps_np = int(min(20_000, max(3, 3e7 / work)))
-        GDStepper(p, W, a, 1e-3).advance(2, EMPTY)  # compile / warm up
+        GDStepper(p, W, a, 1e-3).take_steps(2, EMPTY)  # compile / warm up
 
         def core_run(steps=steps_core, p=p, W=W, a=a):
-            GDStepper(p, W, a, 1e-3).advance(steps, EMPTY)
+            GDStepper(p, W, a, 1e-3).take_steps(steps, EMPTY)
 
         t_core = _median_time(core_run, repeats) / steps_core * 1e6
         t_np = _median_time(lambda p=p, W=W, a=a, s=steps_np: numpy_gd(p, W, a, 1e-3, s),
@@ -67,8 +59,6 @@ def run_core_bench(sizes: list[tuple[int, int, int]] | None = None,
 def three_point_bench(m: int = 200, t_end: float = 2000.0, lr: float = 1e-3,
                       seed: int = 0) -> list[dict]:
     """Boursier & Flammarion's 3 points, balanced init N(0, (1e-3/√m)²): GD vs GF to t_end."""
-    from bench.report import three_point  # the full report's problem and initialisation
-
     p, W0, a0 = three_point(m, seed)
     beta = np.linalg.lstsq(p.X, p.y, rcond=None)[0]
     ols = 0.5 * np.mean((p.X @ beta - p.y) ** 2)
@@ -76,7 +66,7 @@ def three_point_bench(m: int = 200, t_end: float = 2000.0, lr: float = 1e-3,
     rows = []
     gd = GDStepper(p, W0, a0, lr)
     t0 = time.perf_counter()
-    res = gd.advance(round(t_end / lr), grid)
+    res = gd.take_steps(round(t_end / lr), grid)
     rows.append({"method": f"gd lr={lr:g}", "status": res.status, "evals": gd.n_evals,
                  "wall_s": time.perf_counter() - t0, "final_loss": res.samples.loss[-1],
                  "ols_loss": ols})
@@ -90,7 +80,10 @@ def three_point_bench(m: int = 200, t_end: float = 2000.0, lr: float = 1e-3,
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print the core-vs-NumPy table and the three-point GD/GF comparison."""
+    argparse.ArgumentParser(prog="python -m bench core",
+                            description=__doc__.splitlines()[0]).parse_args(argv)
     print(f"{'(n, d, m)':>18} {'path':>6} {'core µs/step':>13} {'numpy µs/step':>14} "
           f"{'numpy/core':>11}")
     for r in run_core_bench():

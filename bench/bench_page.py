@@ -8,11 +8,12 @@ Measures, for the default config:
 - the figure build time without the figure cache, and the figure's JSON size in bytes.
 
 Targets: warm < 1 s; cached < 0.3 s server time.
-Run: .venv/bin/python bench/bench_page.py  (needs Chromium at /usr/bin/chromium)
+Run: .venv/bin/python -m bench page  (or -m bench.bench_page; needs Chromium at /usr/bin/chromium)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -21,7 +22,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # also runnable as a script: bench/bench_page.py
+    sys.path.insert(0, str(REPO))
 
 CHART_READY_JS = """() => {
   const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
@@ -33,15 +35,15 @@ CHART_READY_JS = """() => {
 def browser_times(cache_dir: str, reloads: int = 3) -> tuple[float, list[float]]:
     from playwright.sync_api import sync_playwright
 
-    from tests.conftest import CHROMIUM_ARGS, CHROMIUM_PATH, StreamlitServer
+    from devtools.browser import VIEWPORT, launch_chromium
+    from devtools.server import StreamlitServer
 
     server = StreamlitServer(REPO / "app.py", {"EAE_CACHE_DIR": cache_dir}, Path(cache_dir))
     try:
         server.wait_healthy()
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, headless=True,
-                                         args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            browser = launch_chromium(pw)
+            page = browser.new_page(viewport=VIEWPORT)
             t0 = time.perf_counter()
             page.goto(server.url + "/")
             page.wait_for_function(CHART_READY_JS, timeout=300_000, polling=50)
@@ -87,7 +89,10 @@ def figure_numbers() -> tuple[float, int]:
     return build, figure_json_size(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print the browser, server and figure numbers of the Explorer's default config."""
+    argparse.ArgumentParser(prog="python -m bench page",
+                            description=__doc__.splitlines()[0]).parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="eae_bench_") as cache_dir:
         os.environ["EAE_CACHE_DIR"] = cache_dir
         cold, warm = browser_times(cache_dir)

@@ -4,7 +4,7 @@ Prints, for the Explorer default `Config()`: cold compute through the service (k
 loaded), a memory hit, a disk hit (fresh Service over the same directory), the trajectory
 blob size, and the cost of 30 concurrent identical requests. Run:
 
-    .venv/bin/python bench/bench_service.py [--repeat 200]
+    .venv/bin/python -m bench service [--repeat 200]
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,7 +33,7 @@ def _fmt(seconds: float) -> str:
     return f"{seconds:8.3f} s "
 
 
-def _median_time(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
+def _median_time(fn: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()

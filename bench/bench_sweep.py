@@ -6,7 +6,7 @@ second, the speed-up (goal ≥ 1.7× on 2 cores), and Dask's overhead per run tw
 timings
 (elapsed × workers − serial elapsed) / runs, and as the round trip of a no-op task.
 
-    .venv/bin/python bench/bench_sweep.py [--runs 64] [--workers 2] [--json out.json]
+    .venv/bin/python -m bench sweep [--runs 64] [--workers 2] [--json out.json]
 
 Not a test: numbers depend on the machine and on what else runs on it (see `loadavg`).
 """
@@ -33,7 +33,7 @@ def _noop(i: int) -> int:
 def make_sweep(runs: int, offset: int = 0):
     """`runs` distinct points: the default four-point data, width 100, gf to t = 60 (about
     0.1–0.3 s each on one core)."""
-    from dynamics.sweep import Sweep
+    from dynamics.sweeps import Sweep
 
     return Sweep.from_dict({
         "name": "bench", "base": {"model": {"width": 100},
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = make_sweep(2 * args.workers, offset=0)
     svc = Service(cache_dir=tmp / "serial")  # serial: this process, its own fresh cache
     sw.run_sweep_serial(warm, service=svc)
-    client = sw.local_client(n_workers=args.workers)
+    client = sw.default_clusters().local(args.workers)
     sw.run_sweep(warm, client=client)  # kernels loaded in every worker before timing
     t_serials, t_dasks = [], []
     for r in range(args.repeat):  # alternate; distinct configs every time: nothing cached
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         "same_results": bool(same),
         "statuses": par.status_counts(),
     }
-    sw.close_clients()
+    sw.default_clusters().close()
     print(json.dumps(out, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))

@@ -1,7 +1,7 @@
 """Load check: many browser sessions open the Explorer at once on one Streamlit server.
 
-    .venv/bin/python bench/load.py                      # 10 sessions: 5 on one link, 5 distinct
-    .venv/bin/python bench/load.py --sessions 30 --shared 30 --json out.json
+    .venv/bin/python -m bench load                      # 10 sessions: 5 on one link, 5 distinct
+    .venv/bin/python -m bench load --sessions 30 --shared 30 --json out.json
 
 Starts one server (`streamlit run app.py`, loopback only, a fresh EAE_CACHE_DIR), then opens
 all sessions in headless Chromium (one browser, one context per session, so each is its own
@@ -35,35 +35,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_PATH = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-VIEWPORT = {"width": 1400, "height": 900}
+from devtools.browser import IDLE_JS, VIEWPORT, launch_chromium
+from devtools.server import REPO_ROOT, StreamlitServer, streamlit_python
 
 # One poll of a page: chart visible? app idle? exceptions shown? (Streamlit 1.67 test ids; the
-# idle rule is the one of tests/conftest.py: connected, script not running, no status widget,
-# no skeletons, every Plotly chart drawn.)
+# idle rule is devtools.browser.IDLE_JS, the one the browser tests wait on.)
 _POLL_JS = """() => {
   const vis = (el) => el.getClientRects().length > 0
       && getComputedStyle(el).visibility !== 'hidden';
   const chart = Array.from(document.querySelectorAll('.js-plotly-plot')).some(vis);
-  const app = document.querySelector('[data-testid="stApp"]');
-  let idle = !!app
-    && app.getAttribute('data-test-connection-state') === 'CONNECTED'
-    && app.getAttribute('data-test-script-state') === 'notRunning'
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && !document.querySelector('[data-testid="stSkeleton"]');
-  for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
-    if (!c.querySelector('.main-svg')) idle = false;
-  }
+  const idle = (__IDLE_JS__)();
   const exceptions = Array.from(document.querySelectorAll('[data-testid="stException"]'))
       .map((e) => e.innerText.slice(0, 300));
   return {chart, idle, exceptions};
-}"""
+}""".replace("__IDLE_JS__", IDLE_JS)
 
 
 @dataclass
@@ -217,10 +202,11 @@ def measure_sessions(browser: Any, urls: list[tuple[str, str]], timeout_s: float
                 if st["exceptions"]:
                     res.exceptions = st["exceptions"]
                 if st["idle"] and (res.time_to_chart_s is not None or st["exceptions"]):
-                    if idle_since[i] is None:
+                    since = idle_since[i]
+                    if since is None:
                         idle_since[i] = now
-                    elif now - idle_since[i] >= settle_s:
-                        res.time_to_idle_s = idle_since[i] - starts[i]
+                    elif now - since >= settle_s:
+                        res.time_to_idle_s = since - starts[i]
                         done[i] = True
                 else:
                     idle_since[i] = None
@@ -341,8 +327,7 @@ def warm_numba_cache(timeout_s: float = 600.0) -> None:
     """One short run of each integrator in a subprocess, so the numba kernels are compiled into
     their disk cache (as the Docker image does at build time) and the load measures serving,
     not JIT compilation. Uses the CLI, which does not touch the run cache."""
-    python = REPO_ROOT / ".venv" / "bin" / "python"
-    exe = str(python if python.exists() else sys.executable)
+    exe = streamlit_python()
     with tempfile.TemporaryDirectory(prefix="eae_warm_") as tmp:
         for method in ("gf", "gd"):
             subprocess.run([exe, "-m", "dynamics", "run", "--quiet", "--out",
@@ -353,12 +338,10 @@ def warm_numba_cache(timeout_s: float = 600.0) -> None:
 
 
 class Server:
-    """`streamlit run app.py` on 127.0.0.1 with its own fresh cache directory (the test
-    suite's StreamlitServer, tests/conftest.py, plus a private temp dir)."""
+    """`streamlit run app.py` on 127.0.0.1 with its own fresh cache directory
+    (devtools.server.StreamlitServer, plus a private temp dir)."""
 
     def __init__(self, app: str = "app.py", env: dict[str, str] | None = None) -> None:
-        from tests.conftest import StreamlitServer
-
         self._tmp = tempfile.TemporaryDirectory(prefix="eae_load_")
         self.cache_dir = Path(self._tmp.name) / "cache"
         self._server = StreamlitServer(REPO_ROOT / app,
@@ -415,8 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server.wait_healthy()
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, headless=True,
-                                         args=CHROMIUM_ARGS, timeout=60_000)
+            browser = launch_chromium(pw)
             try:
                 rep = run_load(browser, server.url, args.sessions, n_shared, args.timeout,
                                args.page, args.shared_query, server_pid=server.proc.pid)

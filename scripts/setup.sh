@@ -2,8 +2,10 @@
 # Idempotent setup for the Early Alignment Explorer.
 #   bash scripts/setup.sh               # venv + Python deps + Chromium (for browser tests)
 #   bash scripts/setup.sh --no-browser  # venv + Python deps only (enough to run the dashboard)
-# Safe to run repeatedly: pip only runs when the requirements files changed since the
-# last successful install (hash stamp in .venv/.requirements.sha256).
+# Safe to run repeatedly: pip only runs when the requirements files or pyproject.toml changed
+# since the last successful install (hash stamp in .venv/.requirements.sha256). The project
+# itself is installed editable (`pip install --no-deps -e .`): `import dynamics` from anywhere
+# and the `eae` console script.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,12 +51,14 @@ fi
 
 # --- 3. Python dependencies (only when requirements changed) ---
 STAMP=.venv/.requirements.sha256
-WANT_HASH="$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)"
+WANT_HASH="$(cat requirements.txt requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
 HAVE_HASH="$(cat "$STAMP" 2>/dev/null || true)"
-if [[ "$WANT_HASH" != "$HAVE_HASH" ]]; then
+if [[ "$WANT_HASH" != "$HAVE_HASH" || ! -x .venv/bin/eae ]]; then
   log "installing Python dependencies into .venv (a few minutes on a fresh machine)..."
   start=$SECONDS
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt </dev/null
+  # --- 4. The project, editable: the exact pins above stay the ones in force ---
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e . </dev/null
   echo "$WANT_HASH" >"$STAMP"
   log "dependencies installed in $((SECONDS - start)) s"
 fi

@@ -3,9 +3,9 @@
 #   bash scripts/test.sh                 # fast suite: -m "not slow" (includes browser tests)
 #   bash scripts/test.sh -m slow         # the long checks
 #   bash scripts/test.sh tests/test_x.py # any pytest arguments
-# Lint (ruff) runs first; pytest runs even if lint fails, so its summary is always printed.
-# Exit code is pytest's; "no tests collected" (pytest exit 5) and a lint failure with
-# passing tests both exit 1.
+# Lint (ruff) and the type check (mypy on dynamics/, settings in pyproject.toml) run first;
+# pytest runs even if they fail, so its summary is always printed. Exit code is pytest's;
+# "no tests collected" (pytest exit 5) and a lint or type failure with passing tests exit 1.
 set -uo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +16,10 @@ bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
 echo "[test] ruff check ." >&2
 ruff_rc=0
 .venv/bin/python -m ruff check . || ruff_rc=$?
+
+echo "[test] mypy (dynamics/)" >&2
+mypy_rc=0
+.venv/bin/python -m mypy dynamics || mypy_rc=$?
 
 if [[ $# -eq 0 ]]; then
   set -- -m "not slow"
@@ -29,6 +33,10 @@ if [[ $rc -eq 5 ]]; then
 fi
 if [[ $rc -eq 0 && $ruff_rc -ne 0 ]]; then
   echo "[test] tests passed but 'ruff check .' failed (see above): failing" >&2
+  exit 1
+fi
+if [[ $rc -eq 0 && $mypy_rc -ne 0 ]]; then
+  echo "[test] tests passed but 'mypy' (dynamics/) failed (see above): failing" >&2
   exit 1
 fi
 exit $rc

@@ -87,3 +87,69 @@ def test_ci_run_invokes_test_script():
 def test_cache_dir_is_isolated(_isolated_cache_dir):
     assert os.environ["EAE_CACHE_DIR"] == str(_isolated_cache_dir)
     assert Path(os.environ["EAE_CACHE_DIR"]).is_dir()
+
+
+# --------------------------------------------------------------------------------------
+# Tooling boundary: packaging, type check, who imports the harness
+# --------------------------------------------------------------------------------------
+def _pyproject() -> dict:
+    import tomllib
+
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _pins(name: str) -> dict[str, str]:
+    """{package: version} of the exact pins in a requirements file (its -r includes left out)."""
+    out = {}
+    for line in (REPO_ROOT / name).read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            pkg, version = line.split("==")
+            out[pkg.strip().lower()] = version.strip()
+    return out
+
+
+def test_pyproject_dependencies_agree_with_requirements_pins():
+    from packaging.requirements import Requirement
+
+    project = _pyproject()["project"]
+    reqs = [Requirement(r) for r in project["dependencies"]
+            + project["optional-dependencies"]["app"]]
+    pins = _pins("requirements.txt")
+    assert {r.name.lower() for r in reqs} == set(pins), "pyproject and requirements.txt differ"
+    for r in reqs:
+        pin = pins[r.name.lower()]
+        assert r.specifier.contains(pin), f"{r} excludes the pin {pin}"
+
+
+def test_pyproject_installs_the_library_with_a_console_script():
+    data = _pyproject()
+    assert data["build-system"]["build-backend"] == "setuptools.build_meta"
+    assert data["tool"]["setuptools"]["packages"]["find"]["include"] == ["dynamics",
+                                                                         "dynamics.*"]
+    assert data["project"]["scripts"]["eae"] == "dynamics.cli:main"
+    from dynamics.cli import main
+
+    assert callable(main)
+    setup = (REPO_ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    assert "pip install -q --disable-pip-version-check --no-deps -e ." in setup
+
+
+def test_test_script_runs_ruff_and_mypy_on_the_library():
+    text = (REPO_ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert ".venv/bin/python -m ruff check ." in text
+    assert ".venv/bin/python -m mypy dynamics" in text
+    assert "mypy" in _pins("requirements-dev.txt")
+    assert _pyproject()["tool"]["mypy"]["files"] == ["dynamics"]
+
+
+def test_benchmarks_use_devtools_not_the_test_suite():
+    for path in sorted((REPO_ROOT / "bench").glob("*.py")) + sorted(
+            (REPO_ROOT / "devtools").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "from tests" not in text and "import tests" not in text, path.name
+    from devtools.browser import CHROMIUM_ARGS, IDLE_JS
+    from devtools.server import StreamlitServer
+
+    assert "--headless" in CHROMIUM_ARGS and "notRunning" in IDLE_JS
+    assert callable(StreamlitServer.wait_healthy)

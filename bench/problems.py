@@ -1,0 +1,53 @@
+"""The benchmark problems: random GD problems, Boursier & Flammarion's three points, and the
+project's example configs turned into kernel inputs (a `Problem` and initial weights)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dynamics.kernels import Problem
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+#: The empty time grid: kernels record nothing when advanced on it.
+EMPTY = np.empty(0)
+
+
+def gd_problem(n: int, d: int, m: int, seed: int = 0) -> tuple[Problem, np.ndarray, np.ndarray]:
+    """Random data (x ~ N(0, I/d)), targets N(0, 1), weights N(0, 1e-4): ReLU, c = 1."""
+    rng = np.random.default_rng(seed)
+    X = np.ascontiguousarray(rng.normal(size=(n, d)) / np.sqrt(d))
+    p = Problem(X, rng.normal(size=n), np.ones(n), 0.0, 1.0, "square", "mean", True)
+    return p, rng.normal(size=(m, d)) * 1e-2, rng.normal(size=m) * 1e-2
+
+
+def three_point(m: int = 200, seed: int = 0) -> tuple[Problem, np.ndarray, np.ndarray]:
+    """B&F's x = (−0.75, −0.5, 0.125) with a bias input, y = (1.1, 0.1, 0.8), balanced,
+    λ = 1e-3/√m."""
+    x = np.array([-0.75, -0.5, 0.125])
+    p = Problem(np.ascontiguousarray(np.c_[x, np.ones(3)]), np.array([1.1, 0.1, 0.8]),
+                np.ones(3), 0.0, 1.0, "square", "mean", True)
+    rng = np.random.default_rng(seed)
+    W0 = rng.normal(0.0, 1e-3 / np.sqrt(m), (m, 2))
+    a0 = np.linalg.norm(W0, axis=1) * rng.choice([-1.0, 1.0], m)
+    return p, W0, a0
+
+
+def from_config(path: Path, **updates: Any) -> tuple[Any, Problem, np.ndarray, np.ndarray]:
+    """(Config, Problem, W0, a0) of a config JSON file, with dotted-key `updates` applied."""
+    from dynamics.config import Config
+    from dynamics.data import build_dataset
+    from dynamics.init import init_weights
+    from dynamics.simulate import build_problem
+
+    cfg = Config.from_json(path.read_text())
+    if updates:
+        cfg = cfg.with_updates({k: json.dumps(v) if not isinstance(v, str) else v
+                                for k, v in updates.items()})
+    ds = build_dataset(cfg)
+    W0, a0 = init_weights(cfg, ds.d)
+    return cfg, build_problem(cfg, ds), W0, a0
