@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dynamics.annotations import Analysis, Direction, Phase, TimeMarker
 from dynamics.config import Config
+from dynamics.papers import ReportFigure
 from dynamics.simulate import simulate
-from viz.main_figure import as_array, figure_json_size, frame_indices, main_figure, neuron_subset
+from viz.arrays import as_array
+from viz.main_figure import figure_json_size, main_figure
+from viz.neuron_panel import neuron_subset
+from viz.report_figures import report_figure
+from viz.style import PLOTLY_CONFIG, plotly_config
+from viz.time_axes import frame_indices
 
 
 def _cfg(**updates: object) -> Config:
@@ -109,17 +117,24 @@ def test_phases_and_markers_on_every_time_axis(traj):
     assert next(s for s in shapes if s.name == "marker:fit:detected").line.dash == "solid"
     labels = [a.text for a in fig.layout.annotations]
     assert "alignment" in labels and "growth (predicted)" in labels
-    assert "┆ T₁" in labels and ("│ fit" in labels or "fit │" in labels)
+    # at most three labels drawn (phases first); every phase and marker is in the hover
+    drawn = [t for t in labels if t in ("┆ T₁", "│ fit", "fit │", "T₁ ┆")]
+    assert len(drawn) == 1
+    hover = " ".join(t for tr in fig.data if tr.name in ("phases", "time markers")
+                     for t in tr.hovertext)
+    for name in ("alignment", "growth", "T₁", "fit"):
+        assert f"<b>{name}</b>" in hover
 
 
 def test_crowded_time_labels_do_not_overlap(traj):
-    from viz.main_figure import time_axis_spec, time_labels
+    from viz.phase_marks import time_labels
+    from viz.time_axes import time_axis_spec
     an = Analysis(phases=tuple(Phase(f"phase {k}", 0.1 * k, 0.1 * k + 5, "detected")
                                for k in range(3)),
                   markers=tuple(TimeMarker(f"marker {k}", 8.0 + 0.3 * k) for k in range(3)))
     labels = time_labels(an, time_axis_spec(traj, "log", "t"))
-    assert len(labels) == 6
-    assert len({lab.lane for lab in labels}) >= 3  # stacked, not on top of each other
+    assert len(labels) == 3  # at most three drawn; the rest are in hover and phase table
+    assert len({lab.lane for lab in labels}) >= 2  # stacked, not on top of each other
     fig = main_figure(traj, an)
     assert fig.layout.height > main_figure(traj).layout.height  # room made for the rows
 
@@ -235,3 +250,46 @@ def test_presenter_mode_is_larger(traj):
     base, big = main_figure(traj), main_figure(traj, presenter=True)
     assert big.layout.font.size > base.layout.font.size >= 14
     assert big.layout.height >= base.layout.height
+
+
+# ----------------------------------------------------------------------------- module layout
+VIZ = Path(__file__).resolve().parent.parent / "viz"
+
+
+def test_figures_use_only_public_names_of_other_viz_modules():
+    """One home per name: no viz module imports another one's underscore names, and none
+    computes the network's function (that is dynamics.readouts)."""
+    for path in sorted(VIZ.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or 0) > 0:
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, f"{path.name} imports private {private} from .{node.module}"
+            if isinstance(node, ast.FunctionDef):
+                assert node.name != "network_output", f"{path.name} computes h(x)"
+
+
+def test_viz_modules_stay_small():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in VIZ.glob("*.py")}
+    assert max(sizes.values()) <= 400, sizes
+
+
+def test_plotly_config_is_shared_and_copied():
+    cfg = plotly_config(filename="early-alignment-digits", width=1400, height=760)
+    assert cfg["toImageButtonOptions"]["filename"] == "early-alignment-digits"
+    assert PLOTLY_CONFIG["toImageButtonOptions"]["filename"] == "early-alignment"
+    assert cfg["displaylogo"] is False and cfg["scrollZoom"] is False
+
+
+def test_report_figure_draws_loss_series_and_markers(traj):
+    an = Analysis(markers=(TimeMarker("T₁", 3.0, "predicted"),
+                           TimeMarker("fit", 20.0, "detected")))
+    spec = ReportFigure(traj.config, "stable rank",
+                        lambda tr: {"stable_rank": np.asarray(tr.frame_metrics["stable_rank"])})
+    fig = report_figure("min", traj, an, spec=spec)
+    assert [t.name for t in fig.data] == ["loss", "stable_rank"]
+    assert fig.layout.annotations[1].text == "stable rank"
+    dashes = sorted(s.line.dash for s in fig.layout.shapes)
+    assert dashes == ["dash", "dash", "solid", "solid"]  # each marker on both panels
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert float(np.min(fig.data[0].x)) > 0  # t = 0 drawn at t₁/2 on the log axis

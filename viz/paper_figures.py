@@ -2,7 +2,8 @@
 
 * `three_point_fit_figure`: Boursier & Flammarion's three-point data in the (x, y) plane, the
   least-squares line ⟨β, (x, 1)⟩ (the trap), and the network's function h(x) over x ∈ [−1, 1]
-  at a few recorded times (evaluating h from stored weights is not integration).
+  at a few recorded times (h comes from `dynamics.readouts.function_curves`, the kernels'
+  forward pass on stored weights).
 """
 
 from __future__ import annotations
@@ -10,28 +11,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from dynamics.readouts import function_curves
 from dynamics.trajectory import Trajectory
 
-from .main_figure import fmt_time
 from .style import GRID, INK, OKABE_ITO, POSITIVE, style_for
-
-
-def network_output(W: np.ndarray, a: np.ndarray, X: np.ndarray, gamma: float = 0.0,
-                   c: float = 1.0) -> np.ndarray:
-    """h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu), for the rows of X."""
-    pre = X @ W.T
-    act = np.maximum(pre, gamma * pre)
-    return c * act @ a
-
-
-def _stored_frames(traj: Trajectory, k: int) -> list[int]:
-    """Up to k frames with full W stored, spread over the run (first and last included)."""
-    stored = np.asarray(traj.W_frames, dtype=int) % max(traj.n_frames, 1)
-    stored = np.unique(stored)
-    if stored.size <= k:
-        return [int(f) for f in stored]
-    pick = np.unique(np.round(np.linspace(0, stored.size - 1, k)).astype(int))
-    return [int(stored[i]) for i in pick]
+from .time_axes import fmt_time
 
 
 def three_point_fit_figure(traj: Trajectory, ols_beta: np.ndarray, ols_loss: float, *,
@@ -40,25 +24,19 @@ def three_point_fit_figure(traj: Trajectory, ols_beta: np.ndarray, ols_loss: flo
     """Data points, the least-squares line and h(x) on [−1, 1] at a few recorded times
     (light → dark as time goes on; the last one bold)."""
     style = style_for(presenter)
-    cfg = traj.config
     xs = np.linspace(-1.0, 1.0, 201)
     has_bias = traj.X.shape[1] == 2
     Xg = np.column_stack([xs, np.ones_like(xs)]) if has_bias else xs[:, None]
     fig = go.Figure()
     beta = np.asarray(ols_beta, dtype=float)
     y_ols = Xg @ beta if beta.size == Xg.shape[1] else np.full_like(xs, np.nan)
-    frames = _stored_frames(traj, n_curves)
-    shades = np.linspace(0.25, 1.0, max(len(frames), 1))
-    for k, f in enumerate(frames):
-        W = traj.W_at(f)
-        if W is None:
-            continue
-        h = network_output(W, np.asarray(traj.a[f], float), Xg, float(cfg.model.gamma),
-                           float(cfg.model.c))
-        last = k == len(frames) - 1
+    curves = function_curves(traj, Xg, n_curves)
+    shades = np.linspace(0.25, 1.0, max(len(curves.frames), 1))
+    for k, (t_k, h) in enumerate(zip(curves.t, curves.h, strict=True)):
+        last = k == len(curves.frames) - 1
         fig.add_trace(go.Scatter(
             x=xs, y=h, mode="lines",
-            name=f"h(x) at t = {fmt_time(float(traj.t[f]))}",
+            name=f"h(x) at t = {fmt_time(float(t_k))}",
             opacity=float(shades[k]),
             line={"color": POSITIVE, "width": (3.2 if last else 1.6) * style.line / 2},
             hovertemplate="x = %{x:.2f}<br>h = %{y:.3f}<extra>%{fullData.name}</extra>"))
@@ -88,4 +66,4 @@ def three_point_fit_figure(traj: Trajectory, ols_beta: np.ndarray, ols_loss: flo
     return fig
 
 
-__all__ = ["network_output", "three_point_fit_figure"]
+__all__ = ["three_point_fit_figure"]

@@ -12,122 +12,36 @@ Views of one trajectory on classification data (labels ±1):
   time. Each picture is scaled by its own largest |entry| (the neurons' norms grow by orders
   of magnitude; the shape is what is compared).
 
-Pure: Trajectory in, numbers or `go.Figure` out. Frames come from the recorded ones; the
-mean neurons need full W, which is recorded when it fits the budget (`Trajectory.W_at`).
+Pure: Trajectory in, `go.Figure` out. The numbers (x±, w̄±, the alignment curves) come from
+`dynamics.readouts`. Frames come from the recorded ones; the mean neurons need full W, which
+is recorded when it fits the budget (`Trajectory.W_at`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dynamics.annotations import Analysis
+from dynamics.readouts import AlignmentCurves, alignment_curves, class_means, mean_neuron
 from dynamics.trajectory import Trajectory
 
-from .main_figure import (
-    TimeAxis,
-    _f32,
-    _log_range,
-    fmt_time,
-    frame_indices,
-    frame_step,
-    player,
-    time_axis_spec,
-)
-from .style import GRID, INK, NEGATIVE, NEUTRAL, PHASE_COLOURS, POSITIVE, rgba, style_for
+from .arrays import f32, f64
+from .phase_marks import add_phase_bands
+from .player import frame_step, player
+from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba, style_for
+from .time_axes import TimeAxis, fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
+from .time_panels import cursor_trace
 
 IMAGE_SCALE = [[0.0, "#B2182B"], [0.25, "#EF8A62"], [0.5, "#F7F7F7"], [0.75, "#67A9CF"],
                [1.0, "#2166AC"]]  # diverging, 0 = white; readable in grey and for CVD
 MAX_BAR_COORDS = 64
 
 
-# ----------------------------------------------------------------------------- numbers
-def signal_vectors(traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
-    """x₊ = Σ_{y_i=+1} x_i and x₋ = Σ_{y_i=−1} x_i (as recorded, else from the data)."""
-    d = traj.directions
-    if "x₊" in d and "x₋" in d:
-        return np.asarray(d["x₊"], float), np.asarray(d["x₋"], float)
-    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
-    return X[y > 0].sum(axis=0), X[y < 0].sum(axis=0)
-
-
-def class_means(traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
-    """x̄₊ = x₊/|I₊| and x̄₋ = x₋/|I₋| (zeros for an empty class)."""
-    y = np.asarray(traj.y, float)
-    xp, xm = signal_vectors(traj)
-    n_p, n_m = int((y > 0).sum()), int((y < 0).sum())
-    return xp / max(n_p, 1), xm / max(n_m, 1)
-
-
-def _cos(u: np.ndarray, v: np.ndarray) -> float:
-    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
-    return float(u @ v / (nu * nv)) if nu > 0 and nv > 0 else float("nan")
-
-
-def mean_neuron(traj: Trajectory, frame: int, sign: int) -> np.ndarray | None:
-    """w̄ = mean of the rows w_j of W at `frame` over j with sign(a_j(frame)) = sign;
-    None when W was not stored at that frame; NaNs when no neuron has that sign."""
-    W = traj.W_at(frame)
-    if W is None:
-        return None
-    a = np.asarray(traj.a[frame], float)
-    sel = a > 0 if sign > 0 else a < 0
-    if not sel.any():
-        return np.full(W.shape[1], np.nan)
-    return np.asarray(W, float)[sel].mean(axis=0)
-
-
-@dataclass(frozen=True)
-class AlignmentCurves:
-    """Per frame, for one sign: cos(w̄, x) of the mean neuron (NaN where W is not stored),
-    min and max over the group of cos(w_j, x), and the group's size."""
-
-    t: np.ndarray
-    mean_neuron: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    count: np.ndarray
-
-
-def alignment_curves(traj: Trajectory, sign: int) -> AlignmentCurves:
-    """Min et al.'s alignment curves for V₊ (sign +1, against x₊) or V₋ (−1, against x₋)."""
-    xp, xm = signal_vectors(traj)
-    target = xp if sign > 0 else xm
-    name = "x₊" if sign > 0 else "x₋"
-    F = traj.n_frames
-    cos_all = traj.cosines.get(name)
-    if cos_all is None:  # not recorded: only frames with W
-        cos_all = np.full((F, traj.width), np.nan)
-        for f in range(F):
-            W = traj.W_at(f)
-            if W is not None:
-                nw = np.linalg.norm(W, axis=1) * (np.linalg.norm(target) or 1.0)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    cos_all[f] = np.where(nw > 0, (W @ target) / nw, np.nan)
-    cos_all = np.asarray(cos_all, float)
-    a = np.asarray(traj.a, float)
-    lo = np.full(F, np.nan)
-    hi = np.full(F, np.nan)
-    mean = np.full(F, np.nan)
-    count = np.zeros(F, int)
-    for f in range(F):
-        sel = a[f] > 0 if sign > 0 else a[f] < 0
-        count[f] = int(sel.sum())
-        if count[f]:
-            c = cos_all[f, sel]
-            c = c[np.isfinite(c)]
-            if c.size:
-                lo[f], hi[f] = float(c.min()), float(c.max())
-        w = mean_neuron(traj, f, sign)
-        if w is not None and np.all(np.isfinite(w)):
-            mean[f] = _cos(w, target)
-    return AlignmentCurves(np.asarray(traj.t, float), mean, lo, hi, count)
-
-
+# ----------------------------------------------------------------------------- pictures
 def _strip_bias(traj: Trajectory, v: np.ndarray) -> np.ndarray:
     return v[:-1] if traj.meta.get("bias") else v
 
@@ -155,15 +69,15 @@ def _band_traces(t: np.ndarray, cur: AlignmentCurves, colour: str, label: str,
     ok = np.isfinite(cur.lo) & np.isfinite(cur.hi)
     tt, lo, hi = t[ok], cur.lo[ok], cur.hi[ok]
     traces = [
-        go.Scatter(x=_f32(tt), y=_f32(hi), mode="lines", line={"width": 0, "color": colour},
+        go.Scatter(x=f32(tt), y=f32(hi), mode="lines", line={"width": 0, "color": colour},
                    showlegend=False, hoverinfo="skip", name=f"max cos {label}"),
-        go.Scatter(x=_f32(tt), y=_f32(lo), mode="lines", line={"width": 0, "color": colour},
+        go.Scatter(x=f32(tt), y=f32(lo), mode="lines", line={"width": 0, "color": colour},
                    fill="tonexty", fillcolor=rgba(colour, 0.22), name=f"min–max {label}",
                    hoverinfo="skip", showlegend=False),
     ]
     okm = np.isfinite(cur.mean_neuron)
     traces.append(go.Scatter(
-        x=_f32(t[okm]), y=_f32(cur.mean_neuron[okm]), mode="lines", name=label,
+        x=f32(t[okm]), y=f32(cur.mean_neuron[okm]), mode="lines", name=label,
         line={"color": colour, "width": 2.5 * style_line / 2}, showlegend=False,
         hovertemplate=f"{label} = %{{y:.3f}}<br>t = %{{x:.3g}}<extra></extra>"))
     return traces
@@ -202,7 +116,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
     fidx = cand[frame_indices(cand.size, max_frames)]
 
     t = np.asarray(traj.t, float)
-    keep = t > 0 if spec.log else np.ones(t.shape, bool)
+    keep = spec.keep(t)
     ts = spec.show(t)
     pos_c, neg_c = alignment_curves(traj, +1), alignment_curves(traj, -1)
 
@@ -239,7 +153,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         v = np.asarray(fm.get(key, np.full(F, np.nan)), float)
         ok = keep & np.isfinite(v) & (v > 0)
         fig.add_trace(go.Scatter(
-            x=_f32(ts[ok]), y=_typed64(v[ok]), mode="lines", name=label, showlegend=False,
+            x=f32(ts[ok]), y=f64(v[ok]), mode="lines", name=label, showlegend=False,
             line={"color": colour, "width": 2.5 * style.line / 2},
             hovertemplate=f"{label} = %{{y:.4g}}<br>t = %{{x:.3g}}<extra></extra>"),
             row=row, col=2)
@@ -249,18 +163,18 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                           row=row, col=2)
             panels.append((row, 2, (0.8, max(hi * 1.1, 2.3)), False))
         else:
-            panels.append((row, 2, _log_range(v[ok]), True))
+            panels.append((row, 2, log_range(v[ok]), True))
     loss = np.asarray(traj.loss, float)
     okl = keep & np.isfinite(loss) & (loss > 0)
     fig.add_trace(go.Scatter(
-        x=_f32(ts[okl]), y=_typed64(loss[okl]), mode="lines", name="loss", showlegend=False,
+        x=f32(ts[okl]), y=f64(loss[okl]), mode="lines", name="loss", showlegend=False,
         line={"color": INK, "width": 2.5 * style.line / 2},
         hovertemplate="loss = %{y:.4g}<br>t = %{x:.3g}<extra></extra>"), row=3, col=1)
-    panels.append((3, 1, _log_range(loss[okl], 12.0), True))
+    panels.append((3, 1, log_range(loss[okl], 12.0), True))
     acc = np.asarray(traj.accuracy, float)
     oka = keep & np.isfinite(acc)
     fig.add_trace(go.Scatter(
-        x=_f32(ts[oka]), y=_f32(acc[oka]), mode="lines", name="accuracy", showlegend=False,
+        x=f32(ts[oka]), y=f32(acc[oka]), mode="lines", name="accuracy", showlegend=False,
         line={"color": POSITIVE, "width": 2.5 * style.line / 2, "shape": "hv"},
         hovertemplate="accuracy = %{y:.1%}<br>t = %{x:.3g}<extra></extra>"), row=3, col=2)
     panels.append((3, 2, (-0.04, 1.06), False))
@@ -326,10 +240,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
     x_first = float(ts[int(fidx[0])])
     for row, col, (lo, hi), _log in panels:
         cursor_idx.append(len(fig.data))
-        fig.add_trace(go.Scatter(x=[x_first, x_first], y=[lo, hi], mode="lines",
-                                 line={"color": "rgba(26,26,26,0.28)", "width": 6},
-                                 hoverinfo="skip", showlegend=False, name="time cursor"),
-                      row=row, col=col)
+        fig.add_trace(cursor_trace(x_first, (lo, hi), width=6), row=row, col=col)
 
     # -- axes
     time_axes = []
@@ -339,10 +250,9 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                          dtick=1 if spec.log and spec.range[1] - spec.range[0] <= 6 else None,
                          title={"text": "time t" if row == 3 else None, "standoff": 4})
         if logy:
-            span = math.log10(hi) - math.log10(lo)
             fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=row,
                              col=col, gridcolor=GRID, exponentformat="power",
-                             dtick=1 if span <= 5 else 2 if span <= 10 else 3)
+                             dtick=log_dtick(lo, hi))
         elif (row, col) == (3, 2):
             fig.update_yaxes(range=[lo, hi], row=row, col=col, gridcolor=GRID,
                              tickformat=".0%", dtick=0.5)
@@ -350,18 +260,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
             fig.update_yaxes(range=[lo, hi], row=row, col=col, gridcolor=GRID)
         n = _axis_no(fig, row, col)
         time_axes.append((f"x{n if n > 1 else ''}", f"y{n if n > 1 else ''}"))
-    if analysis is not None:  # detected phases as light bands on every time panel
-        lo_t = spec.t0 if spec.log else 0.0
-        for ph in _phases_only(analysis).phases:
-            x0 = float(np.clip(spec.show(ph.start), lo_t, spec.t1))
-            x1 = float(np.clip(spec.show(ph.end), lo_t, spec.t1))
-            if not x1 > x0:
-                continue
-            colour = PHASE_COLOURS[("alignment", "fitting", "convergence").index(ph.name)]
-            for xa, ya in time_axes:
-                fig.add_shape(type="rect", xref=xa, yref=f"{ya} domain", x0=x0, x1=x1, y0=0,
-                              y1=1, layer="below", fillcolor=rgba(colour, 0.14),
-                              line={"width": 0}, name=f"phase:{ph.name}")
+    add_phase_bands(fig, analysis, time_axes, spec)  # detected phases: light bands
 
     # -- frames
     frames, steps = [], []
@@ -413,18 +312,6 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
     return fig
 
 
-def _phases_only(analysis: Analysis) -> Analysis:
-    """Detected phases only: the figure is crowded, markers would not fit."""
-    return Analysis(phases=tuple(p for p in analysis.phases if p.source == "detected"
-                                 and p.name in ("alignment", "fitting", "convergence")))
-
-
-def _typed64(v: np.ndarray) -> dict | list:
-    from .main_figure import _typed
-
-    return _typed(v, "float64")
-
-
 def _bar_values(v: np.ndarray | None, d: int) -> list[float | None]:
     if v is None:
         return [None] * d
@@ -446,5 +333,4 @@ def _data_name(traj: Trajectory) -> str:
     return f"uploaded data, n = {traj.X.shape[0]}, d = {traj.X.shape[1]}"
 
 
-__all__ = ["AlignmentCurves", "alignment_curves", "class_means", "mean_neuron", "picture",
-           "real_data_figure", "signal_vectors", "unit_scaled"]
+__all__ = ["picture", "real_data_figure", "unit_scaled"]

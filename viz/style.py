@@ -7,6 +7,7 @@ Colours carry meaning across pages: blue is "positive" (a_j > 0, label +1), verm
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, replace
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision
@@ -40,10 +41,44 @@ DIRECTION_STYLE: dict[str, dict[str, object]] = {
 }
 DEFAULT_DIRECTION_STYLE: dict[str, object] = {"color": NEUTRAL, "dash": "dot", "width": 2}
 
-# Phase bands, by phase source: detected = solid fill, predicted = dashed outline.
-PHASE_COLOURS = (OKABE_ITO["sky_blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"],
-                 OKABE_ITO["reddish_purple"], OKABE_ITO["yellow"])
+# Phase bands: one colour per phase NAME, the same on every page and in every run (detected =
+# solid fill, predicted = dashed outline). Names not listed get a colour from a hash of the
+# name (`phase_colour`), never from their position in a list.
+PHASE_COLOURS: dict[str, str] = {
+    "alignment": OKABE_ITO["sky_blue"],
+    "fitting": OKABE_ITO["orange"],
+    "convergence": OKABE_ITO["bluish_green"],
+    "plateau": "#999933",  # olive (Paul Tol's muted palette, as below)
+    "accuracy plateau": OKABE_ITO["yellow"],
+    "initial plateau": OKABE_ITO["reddish_purple"],
+    "OLS plateau": OKABE_ITO["vermillion"],
+    "saddle escape": OKABE_ITO["blue"],
+    "Phase I": "#88CCEE",  # Wang & Ma's four phases
+    "Phase II": "#DDCC77",
+    "Phase III": "#44AA99",
+    "Phase IV": "#882255",
+}
+# For other names: Paul Tol's "muted" scheme (colour-blind safe), picked by a hash of the name.
+HASHED_PHASE_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77",
+                        "#CC6677", "#882255", "#AA4499")
 MARKER_COLOUR = OKABE_ITO["black"]
+
+
+def phase_key(name: str) -> str:
+    """A phase's name without decorations: "fitting (predicted)" → "fitting"; "alignment
+    ends" → "alignment" (an event named after its phase keeps the phase's colour)."""
+    key = name.strip().removesuffix("(predicted)").strip()
+    return key.removesuffix(" ends").strip() if key.endswith(" ends") else key
+
+
+def phase_colour(name: str) -> str:
+    """The colour of phase `name`: fixed for the known phases (`PHASE_COLOURS`, matched without
+    regard to case), else a colour chosen by a stable hash (CRC-32) of the name."""
+    key = phase_key(name)
+    for known, colour in PHASE_COLOURS.items():
+        if known.casefold() == key.casefold():
+            return colour
+    return HASHED_PHASE_COLOURS[zlib.crc32(key.casefold().encode()) % len(HASHED_PHASE_COLOURS)]
 
 # Regression labels: a sequential scale that stays readable for colour-blind viewers.
 REGRESSION_SCALE = [[0.0, "#56B4E9"], [0.5, "#009E73"], [1.0, "#1A1A1A"]]  # light → dark
@@ -75,6 +110,27 @@ BASE_STYLE = Style()
 def style_for(presenter: bool = False) -> Style:
     """The base style, or the presenter style (everything ×PRESENTER_SCALE) for a projector."""
     return BASE_STYLE.scaled(PRESENTER_SCALE) if presenter else BASE_STYLE
+
+
+# The Plotly config every page passes to st.plotly_chart (the toolbar's camera saves a PNG at
+# 1400 × 820, scale 2); `plotly_config(...)` names the file or sizes the picture per page.
+PLOTLY_CONFIG: dict[str, object] = {
+    "displaylogo": False,
+    "scrollZoom": False,
+    "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
+    "toImageButtonOptions": {"format": "png", "filename": "early-alignment", "scale": 2,
+                             "width": 1400, "height": 820},
+}
+
+
+def plotly_config(filename: str | None = None, width: int | None = None,
+                  height: int | None = None) -> dict[str, object]:
+    """PLOTLY_CONFIG with the PNG button's file name or size replaced (a new dict)."""
+    image = dict(PLOTLY_CONFIG["toImageButtonOptions"])  # type: ignore[call-overload]
+    for key, value in (("filename", filename), ("width", width), ("height", height)):
+        if value is not None:
+            image[key] = value
+    return {**PLOTLY_CONFIG, "toImageButtonOptions": image}
 
 
 def rgba(hex_colour: str, alpha: float) -> str:

@@ -1,4 +1,4 @@
-"""Figures of sweep results: DataFrame (one row per run, `dynamics.sweep`) → go.Figure.
+"""Figures of sweep results: DataFrame (one row per run, `dynamics.sweeps`) → go.Figure.
 
 Pure: no Streamlit, no simulation. Aggregation over seeds is the median with a min–max band.
 The built-ins' scaling plots draw the runs, a fitted line and the theory's line (or the paper's
@@ -15,28 +15,16 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-try:
-    from .style import OKABE_ITO, Style, rgba, style_for
-except ImportError:  # pragma: no cover - style.py is another engineer's; keep working without
-    OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9",
-                 "bluish_green": "#009E73", "yellow": "#F0E442", "blue": "#0072B2",
-                 "vermillion": "#D55E00", "reddish_purple": "#CC79A7", "grey": "#6E6E6E"}
-    Style = None  # type: ignore[assignment,misc]
+from dynamics.status import Status
 
-    def rgba(hex_colour: str, alpha: float) -> str:
-        h = hex_colour.lstrip("#")
-        r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-        return f"rgba({r},{g},{b},{alpha:g})"
-
-    def style_for(presenter: bool = False):  # type: ignore[no-redef]
-        return None
+from .style import OKABE_ITO, phase_colour, rgba, style_for
 
 SERIES = [OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange",
                                  "reddish_purple", "sky_blue", "black")]
 THEORY = OKABE_ITO["black"]
 PAPER = OKABE_ITO["orange"]
 FIT = OKABE_ITO["grey"]
-OK_STATUSES = ("completed", "max_steps")
+OK_STATUSES = tuple(s.value for s in Status if s.ok)  # completed, max_steps
 
 
 # ============================================================================ helpers
@@ -89,10 +77,9 @@ def aggregate(df: pd.DataFrame, x: str, y: str, by: str | None = None,
 def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = False,
             log_y: bool = False, presenter: bool = False, height: int = 620) -> go.Figure:
     st = style_for(presenter)
-    font = getattr(st, "font", 15.0)
     fig.update_layout(
-        title={"text": title, "font": {"size": getattr(st, "title", 19.0)}},
-        template="plotly_white", height=height, font={"size": font},
+        title={"text": title, "font": {"size": st.title}},
+        template="plotly_white", height=height, font={"size": st.font},
         legend={"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},
         margin={"l": 70, "r": 20, "t": 60, "b": 150},
         hovermode="closest",
@@ -137,7 +124,7 @@ def lines_figure(df: pd.DataFrame, x: str, y: str, color: str | None = None,
         ag = aggregate(sub, x, y)
         if ag.empty:
             continue
-        c = SERIES[i % len(SERIES)]
+        c = phase_colour(str(gv)) if color == "phase" else SERIES[i % len(SERIES)]
         name = y if gv is None else (str(gv) if color == "phase" else f"{color} = {gv}")
         xs = ag[x].to_numpy()
         if ag["count"].max() > 1 and _numeric(ag[x]):
@@ -172,9 +159,12 @@ def heatmap_figure(df: pd.DataFrame, x: str, y: str, z: str, agg: str = "median"
         z=table.to_numpy(float), x=labels(table.columns), y=labels(table.index),
         colorscale="Viridis", colorbar={"title": {"text": z}},
         hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{agg} {z}=%{{z:.4g}}<extra></extra>"))
+    fig = _layout(fig, title or f"{agg} {z} over {x} × {y}", x, y, presenter=presenter)
+    # after _layout, which sets linear/log types: text labels on a linear axis have no
+    # position, and plotly.js then draws the heatmap's <image> with height NaN
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
-    return _layout(fig, title or f"{agg} {z} over {x} × {y}", x, y, presenter=presenter)
+    return fig
 
 
 # ============================================================================ built-ins
@@ -215,7 +205,7 @@ def max_angle_figure(df: pd.DataFrame, presenter: bool = False,
     """Final max angle between active neurons against λ (log–log) per d: runs (median, band),
     a fitted power law for λ ≤ 4⁻³, the paper's Table 1 medians and the ∝ λ scaling."""
     if table is None:
-        from dynamics.paper_numbers import CHISTIKOV_TABLE1_MAX_ANGLE as table
+        from dynamics.papers.chistikov import TABLE1_MAX_ANGLE as table
     d = df[df["status"].isin(OK_STATUSES)]
     fig = go.Figure()
     for i, dim in enumerate(sorted(d["data.d"].unique())):
