@@ -1,217 +1,79 @@
 """Compare: two runs side by side on one time grid with one cursor, and a table of what differs.
 
 Thin: presets and the two control panels → two Configs → service (ui.runner) → figure
-(viz.compare). Both configs and the display options live in the URL: `preset=<name>`, and for
-a side that differs from its preset every setting that differs from the defaults with the
-prefix `a.` or `b.` (`a.model.gamma=0.05`), plus `view.time_axis`, `view.radius`. A link
-therefore reopens both runs.
+(viz.compare). The binder (ui.state) keeps the state in the URL: `preset=<name>` and the
+display options (`CompareView`), and each side's settings that differ from its preset with the
+prefix `a.` or `b.` (`a.model.gamma=0.05`). A link therefore reopens both runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from functools import lru_cache
+from typing import Literal
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from pydantic import Field
 
 from dynamics.annotations import Analysis
-from dynamics.config import Config, config_from_query
+from dynamics.config import Config
+from dynamics.papers import PAPERS, Comparison
+from dynamics.status import Status
 from dynamics.trajectory import Trajectory
-from ui import controls, runner, state
+from ui import charts, controls, downloads, presenter, runner, state, text
+from ui.view import LABELS, Radius, TimeAxis, View, page_view
 from viz.compare import compare_figure, difference_rows
 
 PA, PB = "cmp.a", "cmp.b"  # widget/session prefixes of the two control panels
-URL_SIDES = {PA: "a.", PB: "b."}
 PRESET_KEY = "cmp.preset"
 VIEW_KEYS = {"time_axis": "cmp.view.time_axis", "radius": "cmp.view.radius",
              "presenter": "cmp.view.presenter"}
-PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False,
-                 "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
-                 "toImageButtonOptions": {"format": "png", "filename": "early-alignment-compare",
-                                          "scale": 2, "width": 1500, "height": 700}}
 
 
-@dataclass(frozen=True)
-class Preset:
-    title: str
-    note: str
-    a: dict[str, Any]
-    b: dict[str, Any]
-
-
-def _three_point(**over: Any) -> dict[str, Any]:
-    """Boursier & Flammarion's Section 5 data. Their GD (lr 1e-3 on MSELoss(mean), twice our
-    ½-square mean loss) makes the same iterates as our GD with lr 2e-3; our t is 2× theirs."""
-    d: dict[str, Any] = {
-        "data": {"kind": "three_point"}, "model": {"width": 200},
-        "loss": {"kind": "square", "reduction": "mean"},
-        "init": {"scheme": "balanced", "scale": 1e-3, "normalisation": "sqrt_m"},
-        "integrator": {"method": "gd", "lr": 2e-3, "t_end": 600.0, "max_steps": 5_000_000},
-        "record": {"frames": 100, "t_first": 0.02}}
-    for path, v in over.items():
-        sec, key = path.split("__")
-        d[sec] = {**d[sec], key: v}
-    return d
-
-
-def _min_toy(**over: Any) -> dict[str, Any]:
-    """Min et al.'s Appendix A.1-style toy data in R² (exponential loss, sum), α = 1e-6."""
-    d: dict[str, Any] = {
-        "data": {"kind": "points", "angles_deg": [10.0, 60.0, 200.0, 250.0],
-                 "radii": [1.0, 0.8, 1.0, 0.9], "labels": [1.0, 1.0, -1.0, -1.0]},
-        "model": {"width": 50}, "loss": {"kind": "exponential", "reduction": "sum"},
-        "init": {"scheme": "balanced", "scale": 1e-6, "normalisation": "none"},
-        "integrator": {"method": "gf", "t_end": 30.0, "rtol": 1e-7},
-        "record": {"frames": 150, "t_first": 1e-3}}
-    for path, v in over.items():
-        sec, key = path.split("__")
-        d[sec] = {**d[sec], key: v}
-    return d
-
-
-PRESETS: dict[str, Preset] = {
-    "bf_leaky": Preset(
-        "Trapped vs escaping: balanced ReLU vs leaky γ = 0.05 (three points)",
-        "Boursier & Flammarion's three points, m = 200, λ = 1e-3. The ReLU network stays on "
-        "the least-squares line (a spurious stationary point, loss ≈ 0.0875); the leaky one "
-        "leaves that plateau (reference runs: their t ≈ 100–135, our t ≈ 200–270, since "
-        "their MSELoss(mean) is twice our loss) and reaches zero loss.",
-        _three_point(), _three_point(model__gamma=0.05)),
-    "bf_gaussian": Preset(
-        "Balanced vs unbalanced Gaussian initialisation (three points)",
-        "The same data and ReLU. Balanced |a_j| = ‖w_j‖ is conserved, so negative neurons "
-        "shrink to zero and nothing can leave the least-squares line; with independent "
-        "Gaussian a_j and w_j some neurons keep a usable norm and later escape.",
-        _three_point(), _three_point(init__scheme="gaussian")),
-    "rich_lazy": Preset(
+# the paper modules' pairs (registry order), then this page's own
+PRESETS: dict[str, Comparison] = {
+    **{k: c for paper in PAPERS.values() for k, c in paper.comparisons.items()},
+    "rich_lazy": Comparison(
         "Small vs large initialisation (rich vs lazy)",
         "Four points in the plane, square loss, m = 50. From ε = 1e-6 the neurons align to a "
         "few directions long before they grow; from ε = 1 they grow at once, scattered, and "
         "the loss falls immediately.",
-        {"init": {"scale": 1e-6}, "integrator": {"t_end": 100.0}},
-        {"init": {"scale": 1.0}, "integrator": {"t_end": 100.0}}),
-    "relu_leaky": Preset(
-        "ReLU vs leaky ReLU γ = 0.2 (Min et al.'s toy data)",
-        "Exponential loss, α = 1e-6. With ReLU, neurons that see no data stay dead; with a "
-        "leaky slope every neuron keeps a gradient and turns.",
-        _min_toy(), _min_toy(model__gamma=0.2)),
-    "output_layer": Preset(
-        "Trained vs fixed output layer (Min et al. A.5)",
-        "Both layers trained: directions change while norms stay flat, then norms grow. Only "
-        "W trained, a_j = ±1/√m fixed: no two-phase picture (Min et al., Appendix A.5).",
-        _min_toy(),
-        _min_toy(model__train_output=False, init__scheme="fixed_output",
-                 init__output_value=1.0, init__output_norm="sqrt_m")),
+        Config.from_dict({"init": {"scale": 1e-6}, "integrator": {"t_end": 100.0}}),
+        Config.from_dict({"init": {"scale": 1.0}, "integrator": {"t_end": 100.0}})),
 }
 DEFAULT_PRESET = "bf_leaky"
+PresetName = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
 
 
+@page_view(globals())
+class CompareView(View):
+    """What this page shows besides the two runs: the preset pair and the display options."""
+
+    preset: PresetName = Field(DEFAULT_PRESET, alias="preset")  # type: ignore[valid-type]
+    radius: Radius = Field("normalised", alias="view.radius")
+    time_axis: TimeAxis = Field("log", alias="view.time_axis")
+
+
+@lru_cache(maxsize=16)
 def preset_configs(name: str) -> tuple[Config, Config]:
     """The two configs of a preset (validated)."""
     p = PRESETS[name]
-    base = Config().to_dict()
-
-    def build(over: dict[str, Any]) -> Config:
-        d = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
-        for sec, val in over.items():
-            if sec == "data":
-                d["data"] = dict(val)
-            elif isinstance(val, dict):
-                d[sec] = {**d[sec], **val}
-            else:
-                d[sec] = val
-        return Config.from_dict(d)
-
-    return build(p.a), build(p.b)
+    return p.a, p.b
 
 
 # ----------------------------------------------------------------------------- URL ⇄ state
-def _seed_side(prefix: str, config: Config, view: state.ViewOptions,
-               warnings: list[str] | None = None) -> None:
-    """Make `control_panel(prefix)` (re)seed its widgets from `config` on its next draw."""
-    ss = st.session_state
-    ss[f"{prefix}._config"], ss[f"{prefix}._view"] = config, view
-    ss[f"{prefix}._url_warnings"] = list(warnings or [])
-    ss[f"{prefix}._fresh"] = True
-
-
-def state_from_params(params: dict[str, str]) -> tuple[str, Config, Config,
-                                                        state.ViewOptions, list[str]]:
-    """(preset, config A, config B, view, warnings) from URL parameters; never raises."""
-    warnings: list[str] = []
-    preset = params.get("preset", DEFAULT_PRESET)
-    if preset not in PRESETS:
-        warnings.append(f"ignored preset={preset[:40]!r}: not a preset of this page")
-        preset = DEFAULT_PRESET
-    cfgs = list(preset_configs(preset))
-    view_params: dict[str, str] = {}
-    unknown = []
-    for k, v in params.items():
-        if k.startswith(state.VIEW_PREFIX):
-            view_params[k[len(state.VIEW_PREFIX):]] = v
-        elif k != "preset" and not k.startswith(("a.", "b.")):
-            unknown.append(k)
-    for k in unknown:
-        warnings.append(f"ignored {k}: not a setting of this page (use a. or b. prefixes)")
-    for i, side in enumerate(("a.", "b.")):
-        sub = {k[len(side):]: v for k, v in params.items() if k.startswith(side)}
-        if sub:
-            cfg, w = config_from_query(sub)
-            cfgs[i] = cfg
-            warnings += [f"{side[0].upper()}: {x}" for x in w]
-    view, vw = state.view_from_query(view_params)
-    return preset, cfgs[0], cfgs[1], view, warnings + vw
-
-
-def params_from_state(preset: str, a: Config, b: Config, view: state.ViewOptions
-                      ) -> dict[str, str]:
-    """The short URL parameters: the preset, each side that differs from it, the view."""
-    pa, pb = preset_configs(preset)
-    out: dict[str, str] = {}
-    if preset != DEFAULT_PRESET:
-        out["preset"] = preset
-    for side, cfg, ref in (("a.", a, pa), ("b.", b, pb)):
-        if cfg != ref:
-            q = {"data.kind": cfg.data.kind, **cfg.to_query()}  # never empty
-            out.update({side + k: v for k, v in q.items()})
-    out.update(state.view_to_query(view))
-    return out
-
-
-def _load_url_once() -> list[str]:
-    ss = st.session_state
-    if f"{PA}._config" in ss and PRESET_KEY in ss:
-        return list(ss.get("cmp._url_warnings", []))
-    params = {k: (v[-1] if isinstance(v, list) and v else v)
-              for k, v in st.query_params.to_dict().items()}
-    preset, a, b, view, warnings = state_from_params(params)
-    _seed_side(PA, a, view)
-    _seed_side(PB, b, view)
-    ss[PRESET_KEY] = preset
-    ss[VIEW_KEYS["time_axis"]] = view.time_axis
-    ss[VIEW_KEYS["radius"]] = view.radius
-    ss[VIEW_KEYS["presenter"]] = view.presenter
-    ss["cmp._url_warnings"] = warnings
-    return warnings
+B = state.Binder("cmp", CompareView, {
+    "a": state.ConfigSlot("a.", base=lambda v: preset_configs(v.preset)[0]),
+    "b": state.ConfigSlot("b.", base=lambda v: preset_configs(v.preset)[1])})
 
 
 def _apply_preset() -> None:
     """Preset picked: both sides start from its configs (widgets reseeded)."""
-    ss = st.session_state
-    a, b = preset_configs(ss[PRESET_KEY])
-    view = ss.get(f"{PA}._view", state.ViewOptions())
-    _seed_side(PA, a, view)
-    _seed_side(PB, b, view)
-    ss["cmp._url_warnings"] = []
-
-
-def _sync_url(params: dict[str, str]) -> None:
-    current = {k: (v[-1] if isinstance(v, list) and v else v)
-               for k, v in st.query_params.to_dict().items()}
-    if current != params:
-        st.query_params.from_dict(params)
+    name = st.session_state[PRESET_KEY]
+    a, b = preset_configs(name)
+    view = B.load().view.model_copy(update={"preset": name})
+    B.reset(view, {"a": a, "b": b})
 
 
 # ----------------------------------------------------------------------------- figure cache
@@ -227,49 +89,43 @@ def _traj_key(tr: Trajectory) -> str:
 
 
 # ----------------------------------------------------------------------------- page
-url_warnings = _load_url_once()
+bound = B.load()
 ss = st.session_state
-
-try:
-    from ui.presenter import apply_presenter, chart, fill_screen, session_flag_off
-except ImportError:  # pragma: no cover - presenter mode is optional
-    apply_presenter = chart = fill_screen = session_flag_off = None  # type: ignore[assignment]
-
-presenter_on = bool(ss.get(VIEW_KEYS["presenter"], False))
-if apply_presenter is not None:
-    apply_presenter(presenter_on, on_exit=session_flag_off, args=(VIEW_KEYS["presenter"],))
+fresh = bound.fresh
+presenter_on = presenter.hidden(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
 
 with st.sidebar:
-    st.selectbox("Preset pair", options=list(PRESETS), key=PRESET_KEY,
-                 format_func=lambda k: PRESETS[k].title, on_change=_apply_preset,
-                 help="Picks both configurations; edit either side below.")
+    B.seed(PRESET_KEY, bound.view.preset, fresh)
+    preset = st.selectbox("Preset pair", options=CompareView.options("preset"), key=PRESET_KEY,
+                          format_func=lambda k: PRESETS[k].title, on_change=_apply_preset,
+                          help="Picks both configurations; edit either side below.")
     c1, c2 = st.columns(2)
     with c1:
-        time_axis = st.radio("time axis", ["log", "linear"], key=VIEW_KEYS["time_axis"],
+        time_axis = st.radio("time axis", CompareView.options("time_axis"),
+                             key=B.seed(VIEW_KEYS["time_axis"], bound.view.time_axis, fresh),
                              horizontal=True)
     with c2:
-        radius = st.radio("radius", ["normalised", "log"], key=VIEW_KEYS["radius"],
-                          horizontal=True, format_func={"normalised": "‖w‖/max",
-                                                        "log": "log ‖w‖"}.get)
+        radius = st.radio("radius", CompareView.options("radius"),
+                          key=B.seed(VIEW_KEYS["radius"], bound.view.radius, fresh),
+                          horizontal=True, format_func=LABELS["radius"].get)
     st.toggle("presenter mode (large text)", key=VIEW_KEYS["presenter"])
     tab_a, tab_b = st.tabs(["Run A", "Run B"])
     with tab_a:
-        panel_a = controls.control_panel(PA, display=False)
+        panel_a = controls.control_panel(PA, bound.configs["a"], fresh=fresh)
     with tab_b:
-        panel_b = controls.control_panel(PB, display=False)
+        panel_b = controls.control_panel(PB, bound.configs["b"], fresh=fresh)
 
-view = state.ViewOptions(radius=radius, time_axis=time_axis,
-                         presenter=bool(ss[VIEW_KEYS["presenter"]]))
-preset = ss[PRESET_KEY]
+view = CompareView(preset=preset, radius=radius, time_axis=time_axis,
+                   presenter=bool(ss[VIEW_KEYS["presenter"]]))
 
 st.markdown("### Compare two runs")
 st.caption("Two configurations on **one time grid with one cursor**: at each time each run "
            "shows its last recorded frame. Triangles and thin lines on the time panels mark "
            "each run's detected phase changes (hover for names); the table lists them.")
 st.markdown(f"**{PRESETS[preset].title}.** {PRESETS[preset].note}")
-if url_warnings:
-    st.warning("Some link parameters could not be used and were replaced by the preset's "
-               "values:\n\n" + "\n".join(f"- {w}" for w in url_warnings))
+if bound.warnings:
+    st.warning(text.with_list("Some link parameters could not be used and were replaced by "
+                              "the preset's values:", bound.warnings))
 
 problems = [(lab, p) for lab, p in (("A", panel_a), ("B", panel_b)) if not p.ok]
 for lab, p in problems:
@@ -283,33 +139,27 @@ if not problems:
                                         ("B", cfg_b, preset_configs(preset)[1])) if cfg != ref]
     if edited:
         st.caption(f"Edited from the preset: run {' and '.join(edited)}.")
-    params = params_from_state(preset, cfg_a, cfg_b, view)
-    _sync_url(params)
+    params = B.sync(view, {"a": cfg_a, "b": cfg_b})
     traj_a = runner.run_config(cfg_a, prefix=PA)
     traj_b = runner.run_config(cfg_b, prefix=PB) if traj_a is not None else None
     if traj_a is not None and traj_b is not None:
         for lab, tr in (("A", traj_a), ("B", traj_b)):
-            if tr.status != "completed":
-                st.warning(f"Run {lab}: **{tr.status}** — {tr.message}")
+            runner.show_status(tr, f"Run {lab}: ")
         an_a, prob_a = runner.analyse(traj_a)
         an_b, prob_b = runner.analyse(traj_b)
         for lab, prob in (("A", prob_a), ("B", prob_b)):
             if prob:
-                st.warning(f"Phase detection is unavailable for run {lab}: {prob}")
-        cacheable = {traj_a.status, traj_b.status} <= {"completed", "diverged", "max_steps"}
-        if cacheable:
+                st.warning(f"Phase detection is unavailable for run {lab}: "
+                           f"{text.literal(prob)}")
+        if Status(traj_a.status).cacheable and Status(traj_b.status).cacheable:
             fig = _figure(f"{_traj_key(traj_a)}|{_traj_key(traj_b)}", traj_a, traj_b, an_a,
                           an_b, view.time_axis, view.radius, view.presenter)
         else:
             fig = compare_figure(traj_a, traj_b, an_a, an_b, ("A", "B"),
-                                 time_axis=view.time_axis,  # type: ignore[arg-type]
-                                 radius=view.radius,  # type: ignore[arg-type]
+                                 time_axis=view.time_axis, radius=view.radius,
                                  presenter=view.presenter)
-        if chart is not None and fill_screen is not None:
-            shown = fill_screen(go.Figure(fig)) if view.presenter else fig
-            chart(shown, key="compare_figure", presenter=view.presenter, config=PLOTLY_CONFIG)
-        else:  # pragma: no cover
-            st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key="compare_figure")
+        charts.chart(fig, key="compare_figure", presenter=view.presenter,
+                     filename="early-alignment-compare", width=1500, height=700)
 
         st.markdown("#### What differs")
         rows = difference_rows(traj_a, traj_b, an_a, an_b, ("A", "B"))
@@ -325,17 +175,12 @@ if not problems:
             with col:
                 if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
                              icon=":material/open_in_new:"):
-                    state.open_in_explorer(cfg, replace(view, presenter=False))
+                    state.open_in_explorer(cfg)
         with st.expander("Share this comparison", expanded=False):
             st.caption("This link reopens both runs and the display options.")
             st.code(state.share_link(params), language=None)
-        try:
-            from ui.downloads import download_panel
-        except ImportError:  # pragma: no cover - downloads are optional
-            download_panel = None  # type: ignore[assignment]
-        if download_panel is not None:
-            with st.expander("Downloads", expanded=False):
-                st.markdown("**Run A** (and the comparison figure)")
-                download_panel(traj_a, fig, key="cmp.dl.a")
-                st.markdown("**Run B**")
-                download_panel(traj_b, None, key="cmp.dl.b")
+        with st.expander("Downloads", expanded=False):
+            st.markdown("**Run A** (and the comparison figure)")
+            downloads.download_panel(traj_a, fig, key="cmp.dl.a")
+            st.markdown("**Run B**")
+            downloads.download_panel(traj_b, None, key="cmp.dl.b")

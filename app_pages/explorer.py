@@ -1,22 +1,19 @@
 """Explorer: every setting of a run in the sidebar, the animated main figure in the page.
 
-Thin: widgets → Config (ui.controls) → service (ui.runner) → figure (viz). The view is bound to
-the URL, so a link reopens it; nothing here computes dynamics.
+Thin: URL → binder (ui.state) → widgets → Config (ui.controls) → service (ui.runner) → figure
+(viz). The binder writes the view back into the URL, so a link reopens it; nothing here
+computes dynamics.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import controls, downloads, presenter, runner, state
+from ui import charts, controls, downloads, runner, state, text
+from ui.presenter import apply_presenter, session_flag_off
 
-PLOTLY_CONFIG = {
-    "displaylogo": False,
-    "scrollZoom": False,
-    "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
-    "toImageButtonOptions": {"format": "png", "filename": "early-alignment", "scale": 2,
-                             "width": 1400, "height": 820},
-}
+B = state.explorer_binder()
+bound = B.load()
 
 st.markdown("### Early alignment explorer")
 st.caption(
@@ -27,14 +24,15 @@ st.caption(
 )
 
 with st.sidebar:
-    panel = controls.control_panel()
-presenter.apply_presenter(panel.view.presenter, on_exit=presenter.session_flag_off,
-                          args=(state.widget_key("view.presenter"),))
+    panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
+                                   view=bound.view)
+view = panel.view or bound.view
+apply_presenter(view.presenter, on_exit=session_flag_off,
+                args=(controls.widget_key("view.presenter", B.key),))
 
-_, _, url_warnings = state.load_url_once()
-if url_warnings:
-    st.warning("Some link parameters could not be used and were replaced by defaults:\n\n"
-               + "\n".join(f"- {w}" for w in url_warnings))
+if bound.warnings:
+    st.warning(text.with_list("Some link parameters could not be used and were replaced by "
+                              "defaults:", bound.warnings))
 
 if not panel.ok:
     assert panel.error is not None
@@ -42,18 +40,17 @@ if not panel.ok:
 else:
     config = panel.config
     assert config is not None
-    params = state.sync_url(config, panel.view)
+    params = B.sync(view, {"run": config})
     got = runner.run_and_analyse(config)
     if got is not None:
         traj, analysis = got
-        fig = runner.figure_for(traj, analysis, panel.view)
-        presenter.chart(fig, key="explorer_main_figure", presenter=panel.view.presenter,
-                        config=PLOTLY_CONFIG)
+        fig = runner.figure_for(traj, analysis, view)
+        charts.chart(fig, key="explorer_main_figure", presenter=view.presenter)
         with st.expander("Download", expanded=False):
             downloads.download_panel(traj, fig, key="explorer")
-        with st.expander("Share this view", expanded=panel.view.presenter):
+        with st.expander("Share this view", expanded=view.presenter):
             st.caption("Copy this link (the icon at its right): it reopens exactly these "
-                       "settings" + (", in presenter mode." if panel.view.presenter else ". "
+                       "settings" + (", in presenter mode." if view.presenter else ". "
                                      "Turn on presenter mode (Display) to share a projector "
                                      "view."))
             st.code(state.share_link(params), language=None, wrap_lines=True)

@@ -1,8 +1,8 @@
 """Overview: what early alignment is (for a student), one small live example, how to read the
-main figure, and one click into each paper's scenario.
+main figure, and one click into each paper's scenarios (`Paper.showcases` of the registry).
 
-Thin: a tiny config → service (ui.runner) → figure (viz). State in the URL: `view.presenter`
-(presenter mode) is bound to it.
+Thin: a tiny config → service (ui.runner) → figure (viz). State in the URL (through the binder,
+ui.state): `view.presenter` (presenter mode).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dynamics.config import Config
-from dynamics.scenarios import presets
-from ui import presenter, runner, state
-from ui.state import ViewOptions
+from dynamics.papers import PAPERS
+from ui import charts, presenter, runner, state
+from ui.view import FigureView, View
 
 PREFIX = "ov"
 EXAMPLE = {"data": {"kind": "points", "angles_deg": [20.0, 70.0, 200.0, 250.0],
@@ -20,26 +20,15 @@ EXAMPLE = {"data": {"kind": "points", "angles_deg": [20.0, 70.0, 200.0, 250.0],
            "model": {"width": 24}, "loss": {"kind": "exponential", "reduction": "sum"},
            "init": {"scheme": "balanced", "scale": 1e-6},
            "integrator": {"t_end": 30.0}, "record": {"frames": 80}}
-SCENARIOS = [  # (paper, preset, button label, one line)
-    ("min", "toy_2d", "Min et al. · 2-D toy",
-     "Four points, two classes: positive neurons gather at x₊, negative ones at x₋."),
-    ("min", "digits_0v1", "Min et al. · digits 0 vs 1",
-     "8×8 images: alignment to x₊ before the loss falls; stable rank → 1."),
-    ("chistikov", "centred_d4_lambda4^-6", "Chistikov et al. · teacher neuron",
-     "Square loss on a teacher: positive neurons align to γ_[n], then grow to the teacher."),
-    ("boursier", "three_point_balanced", "Boursier & Flammarion · the trap",
-     "Three 1-D points: early alignment lands the network on the least-squares line."),
-    ("boursier", "three_point_leaky", "Boursier & Flammarion · the escape",
-     "The same data with a leaky ReLU: the network escapes and fits."),
-    ("wang_ma", "four_phases", "Wang & Ma · four phases",
-     "Two signals, frozen output layer: four detected phases of the dynamics."),
-]
-PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False}
+PAPERS_PAGE, PAPERS_KEY = "app_pages/papers.py", "pp"  # the Papers page and its binder's key
 
-on = st.toggle("Presenter mode", key=presenter.PARAM, bind="query-params",
-               help="Hides the controls and enlarges text and figure, for a projector. "
-                    "The link then opens in presenter mode for everyone.")
-presenter.apply_presenter(on, on_exit=presenter.session_flag_off, args=(presenter.PARAM,))
+B = state.Binder(PREFIX, View)
+bound = B.load()
+on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
+                      label="Presenter mode",
+                      help="Hides the controls and enlarges text and figure, for a projector. "
+                           "The link then opens in presenter mode for everyone.")
+params = B.sync(View(presenter=on), {})
 
 st.title("Early alignment, in one picture")
 st.markdown(
@@ -66,12 +55,12 @@ st.markdown(
 
 st.subheader("A small live example")
 config = Config.from_dict(EXAMPLE)
-view = ViewOptions(presenter=on)
+view = FigureView(presenter=on)
 got = runner.run_and_analyse(config, prefix=PREFIX)
 if got is not None:
     traj, analysis = got
     fig = runner.figure_for(traj, analysis, view)
-    presenter.chart(fig, key="overview_figure", presenter=on, config=PLOTLY_CONFIG)
+    charts.chart(fig, key="overview_figure", presenter=on)
     st.caption("Four points in the plane, 24 neurons, ε = 10⁻⁶, exponential loss. Press ▶ Play: "
                "the dots turn to the two green/purple rays while ‖w‖ (right, top) stays tiny; "
                "only then do the norms grow and the loss drop.")
@@ -99,26 +88,25 @@ st.markdown(
     "**dashed — a time predicted by theory** (e.g. Min et al.'s bound T). Hover for details.")
 
 st.subheader("Open a scenario")
-P = presets(fast=True)
+SCENARIOS = [(p, sc) for p in PAPERS.values() for sc in p.showcases]  # registry order
 cols = st.columns(3)
-for i, (paper, name, label, line) in enumerate(SCENARIOS):
+for i, (pp, sc) in enumerate(SCENARIOS):
+    paper, name = pp.key, sc.preset
     with cols[i % 3], st.container(border=True):
-        st.markdown(f"**{label}**")
-        st.caption(line)
+        st.markdown(f"**{sc.label}**")
+        st.caption(sc.line)
         c1, c2 = st.columns(2)
         with c1:
             if st.button("Explorer", key=f"{PREFIX}.open.{paper}.{name}",
                          icon=":material/explore:", help=f"preset {paper} / {name}"):
-                state.open_in_explorer(P[paper][name], ViewOptions(presenter=on))
+                state.open_in_explorer(pp.presets(True)[name], view)
         with c2:
             if st.button("Paper", key=f"{PREFIX}.paper.{paper}.{name}",
                          icon=":material/article:"):
-                q = {"paper": paper, f"{paper}.preset": name}
-                if on:
-                    q[presenter.PARAM] = "true"
-                st.switch_page("app_pages/papers.py", query_params=q)
+                q = {"paper": paper, f"{paper}.preset": name, **view.to_query()}
+                state.switch_to(PAPERS_PAGE, q, PAPERS_KEY)
 
 with st.expander("Share this page", expanded=False):
     st.caption("Copy this link (icon at its right): it opens this page"
                + (" in presenter mode." if on else "."))
-    st.code(state.share_link(st.query_params.to_dict()), language=None, wrap_lines=True)
+    st.code(state.share_link(params), language=None, wrap_lines=True)

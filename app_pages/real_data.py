@@ -1,130 +1,69 @@
 """Real data: Min et al.'s two-digit experiment (their Figure 5) on scikit-learn's 8×8 digits,
 or on an uploaded CSV/NPZ of points and ±1 labels.
 
-Thin: widgets → Config → service (ui.runner) → figure (viz.real_data). The settings are in the
-URL as the fields that differ from this page's defaults (`data.classes=3,8&model.width=80`),
-plus `source=upload` and `view.*`; an uploaded file itself is not (a link cannot carry it).
+Thin: widgets → Config → service (ui.runner) → figure (viz.real_data). The binder (ui.state)
+keeps in the URL the settings that differ from this page's defaults
+(`data.classes=3,8&model.width=80`) and the view (`source=upload`, `view.*`); an uploaded file
+itself is not (a link cannot carry it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
+from pydantic import Field
 
-from dynamics.config import Config, ConfigError
+from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
+from dynamics.papers.min import digits_config
 from dynamics.uploads import UploadError, example_csv, parse_upload
-from ui import runner, state
-from ui.controls import EPS_CHOICES, error_summary
+from ui import charts, downloads, presenter, runner, state, text
+from ui.controls import EPS_CHOICES, METHOD_LABELS, error_summary
+from ui.view import TimeAxis, View, field_options, page_view
 from viz.real_data import real_data_figure
 
 P = "rd"
-DEFAULT = Config.from_dict({
-    "data": {"kind": "digits", "classes": [0, 1], "centre": True},
-    "model": {"width": 50},
-    "loss": {"kind": "exponential", "reduction": "sum"},
-    "init": {"scheme": "gaussian", "scale": 1e-6, "normalisation": "none"},
-    "integrator": {"method": "gd", "lr": 2e-3, "t_end": 2.0},
-    "record": {"frames": 120, "t_first": 2e-3},
-})
+# Min et al.'s digits 0 vs 1 preset (all images, their Figure 5), to t = 2 for a first look
+DEFAULT = digits_config(fast=False).with_updates({"integrator.t_end": 2.0})
 # settings this page edits (URL keys); everything else stays at DEFAULT
 PATHS = ("data.classes", "data.n_per_class", "data.centre", "model.width", "model.gamma",
          "init.scheme", "init.scale", "loss.kind", "loss.reduction", "integrator.method",
          "integrator.lr", "integrator.t_end", "integrator.rtol", "record.frames", "seed")
-SOURCES = ("digits", "upload")
-PLOTLY_CONFIG = {"displaylogo": False, "scrollZoom": False,
-                 "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d"],
-                 "toImageButtonOptions": {"format": "png", "filename": "early-alignment-digits",
-                                          "scale": 2, "width": 1400, "height": 760}}
+Source = Literal["digits", "upload"]
 
 
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
+@page_view(globals())
+class RealDataView(View):
+    """Where the data comes from and the time axis (the run itself is the Config)."""
+
+    source: Source = Field("digits", alias="source")
+    time_axis: TimeAxis = Field("log", alias="view.time_axis")
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        return "none"
-    if isinstance(v, list | tuple):
-        return ",".join(_fmt(x) for x in v)
-    return repr(v) if isinstance(v, float) else str(v)
-
-
-def params_from_state(config: Config, source: str, time_axis: str, presenter: bool
-                      ) -> dict[str, str]:
-    """URL parameters: the edited settings that differ from DEFAULT, the source, the view."""
-    cur, base = _flat(config.to_dict()), _flat(DEFAULT.to_dict())
-    out = {k: _fmt(cur[k]) for k in PATHS if k in cur and cur[k] != base.get(k)}
-    if source != "digits":
-        out["source"] = source
-    if time_axis != "log":
-        out["view.time_axis"] = time_axis
-    if presenter:
-        out["view.presenter"] = "true"
-    return dict(sorted(out.items()))
-
-
-def state_from_params(params: dict[str, str]) -> tuple[Config, str, str, bool, list[str]]:
-    """(config, source, time axis, presenter, warnings): each bad parameter is dropped with a
-    warning; never raises."""
-    cfg, warnings = DEFAULT, []
-    source, time_axis, presenter = "digits", "log", False
-    for k, v in params.items():
-        if k == "source":
-            if v in SOURCES:
-                source = v
-            else:
-                warnings.append(f"ignored source={v[:40]!r}: must be digits or upload")
-        elif k == "view.time_axis":
-            if v in ("log", "linear"):
-                time_axis = v
-            else:
-                warnings.append(f"ignored view.time_axis={v[:40]!r}: must be log or linear")
-        elif k == "view.presenter":
-            presenter = v.lower() in ("true", "1")
-        elif k not in PATHS:
-            warnings.append(f"ignored {k}: not a setting of this page")
-        else:
-            try:
-                cfg = cfg.with_updates({k: v})
-            except (ConfigError, ValueError, TypeError) as e:
-                msg = "; ".join(m for _, m in e.errors) if isinstance(e, ConfigError) else str(e)
-                warnings.append(f"ignored {k}={v[:40]!r}: {msg}")
-    return cfg, source, time_axis, presenter, warnings
+B = state.Binder(P, RealDataView, {"run": state.ConfigSlot(base=lambda _v: DEFAULT,
+                                                           paths=PATHS)})
 
 
 def _key(path: str) -> str:
     return f"{P}.{path}"
 
 
-def _load_url_once() -> list[str]:
-    ss = st.session_state
-    if _key("_loaded") in ss:
-        return list(ss.get(_key("_url_warnings"), []))
-    params = {k: (v[-1] if isinstance(v, list) and v else v)
-              for k, v in st.query_params.to_dict().items()}
-    cfg, source, time_axis, presenter, warnings = state_from_params(params)
-    flat = _flat(cfg.to_dict())
-    for path in PATHS:
-        ss[_key(path)] = flat[path]
-    ss[_key("data.classes.0")], ss[_key("data.classes.1")] = cfg.data.classes  # type: ignore
-    ss[_key("data.n_per_class")] = cfg.data.n_per_class or 0  # type: ignore[union-attr]
-    ss[_key("source")] = source
-    ss[_key("view.time_axis")] = time_axis
-    ss[_key("view.presenter")] = presenter
-    ss[_key("_loaded")] = True
-    ss[_key("_url_warnings")] = warnings
-    return warnings
+def _seed(cfg: Config, view: RealDataView, fresh: bool) -> None:
+    """Put the state the binder read into the widgets (when fresh or not drawn yet)."""
+    d = cfg.data if cfg.data.kind == "digits" else DEFAULT.data
+    flat = {"model.width": cfg.model.width, "model.gamma": cfg.model.gamma,
+            "init.scheme": cfg.init.scheme, "init.scale": cfg.init.scale,
+            "loss.kind": cfg.loss.kind, "loss.reduction": cfg.loss.reduction,
+            "integrator.method": cfg.integrator.method, "integrator.lr": cfg.integrator.lr,
+            "integrator.t_end": cfg.integrator.t_end, "record.frames": cfg.record.frames,
+            "seed": cfg.seed, "data.classes.0": d.classes[0],  # type: ignore[union-attr]
+            "data.classes.1": d.classes[1],  # type: ignore[union-attr]
+            "data.n_per_class": d.n_per_class or 0,  # type: ignore[union-attr]
+            "data.centre": d.centre,  # type: ignore[union-attr]
+            "source": view.source, "view.time_axis": view.time_axis}
+    for path, value in flat.items():
+        B.seed(_key(path), value, fresh)
 
 
 def _eps_options(value: float) -> list[float]:
@@ -137,22 +76,17 @@ def _parse(name: str, data: bytes, loss: str, map_01: bool) -> Any:
 
 
 # ----------------------------------------------------------------------------- page
-url_warnings = _load_url_once()
+bound = B.load()
+_seed(bound.configs["run"], bound.view, bound.fresh)
 ss = st.session_state
-
-try:
-    from ui.presenter import apply_presenter, chart, fill_screen, session_flag_off
-except ImportError:  # pragma: no cover
-    apply_presenter = chart = fill_screen = session_flag_off = None  # type: ignore[assignment]
-if apply_presenter is not None:
-    apply_presenter(bool(ss[_key("view.presenter")]), on_exit=session_flag_off,
-                    args=(_key("view.presenter"),))
+presenter.hidden(_key("view.presenter"), bound.view.presenter, bound.fresh)
 
 upload_msgs: list[str] = []
 upload_data: Any = None
 upload_summary = ""
 with st.sidebar:
-    source = st.radio("Data", SOURCES, key=_key("source"), horizontal=True,
+    source = st.radio("Data", RealDataView.options("source"), key=_key("source"),
+                      horizontal=True,
                       format_func={"digits": "8×8 digits", "upload": "upload CSV/NPZ"}.get)
     if source == "digits":
         c1, c2 = st.columns(2)
@@ -182,7 +116,9 @@ with st.sidebar:
                                 format="%g", key=_key("model.gamma"))
     c1, c2 = st.columns(2)
     with c1:
-        scheme = st.selectbox("initialisation", ["gaussian", "balanced"],
+        scheme = st.selectbox("initialisation",  # the two schemes of Min et al.'s setting
+                              [s for s in field_options(InitConfig, "scheme")
+                               if s in ("gaussian", "balanced")],
                               key=_key("init.scheme"),
                               help="gaussian: w and a independent N(0, α²) (Min et al.'s "
                                    "experiments); balanced: |a_j| = ‖w_j‖.")
@@ -191,13 +127,14 @@ with st.sidebar:
                                  key=_key("init.scale"), format_func=lambda v: f"{v:.3g}")
     c1, c2 = st.columns(2)
     with c1:
-        loss_kind = st.selectbox("loss", ["exponential", "logistic", "square"],
+        loss_kind = st.selectbox("loss", field_options(LossConfig, "kind"),
                                  key=_key("loss.kind"))
     with c2:
-        reduction = st.selectbox("reduction", ["sum", "mean"], key=_key("loss.reduction"))
-    method = st.radio("integrator", ["gd", "gf"], key=_key("integrator.method"),
-                      horizontal=True, format_func={"gd": "gradient descent",
-                                                    "gf": "gradient flow"}.get)
+        reduction = st.selectbox("reduction", field_options(LossConfig, "reduction"),
+                                 key=_key("loss.reduction"))
+    method = st.radio("integrator", field_options(IntegratorConfig, "method"),
+                      key=_key("integrator.method"), horizontal=True,
+                      format_func=METHOD_LABELS.get)
     c1, c2 = st.columns(2)
     with c1:
         t_end = st.number_input("end time t", min_value=0.0, step=0.5, format="%g",
@@ -213,9 +150,9 @@ with st.sidebar:
         frames = st.number_input("frames", min_value=2, step=20, key=_key("record.frames"))
     with c2:
         seed = st.number_input("seed", min_value=0, step=1, key=_key("seed"))
-    time_axis = st.radio("time axis", ["log", "linear"], key=_key("view.time_axis"),
-                         horizontal=True)
-    presenter = st.toggle("presenter mode (large text)", key=_key("view.presenter"))
+    time_axis = st.radio("time axis", RealDataView.options("time_axis"),
+                         key=_key("view.time_axis"), horizontal=True)
+    presenter_on = st.toggle("presenter mode (large text)", key=_key("view.presenter"))
 
 st.markdown("### Real data: two digit classes (Min et al., Figure 5)")
 st.caption(
@@ -225,9 +162,9 @@ st.caption(
     "tiny; then ‖W‖₂² **grows**, the loss falls and the stable rank sits near 1. Here the "
     "same experiment runs on scikit-learn's 8×8 digits (about 180 images per class), so its "
     "times are those of this data, not MNIST's.")
-if url_warnings:
-    st.warning("Some link parameters could not be used and were replaced by defaults:\n\n"
-               + "\n".join(f"- {w}" for w in url_warnings))
+if bound.warnings:
+    st.warning(text.with_list("Some link parameters could not be used and were replaced by "
+                              "defaults:", bound.warnings))
 
 d: dict[str, Any] = DEFAULT.to_dict()
 if source == "digits":
@@ -251,11 +188,11 @@ else:
                 upload_data = parsed.data.model_dump(mode="json")
                 upload_summary = parsed.summary + "".join(f" {n}" for n in parsed.notes)
     if upload_msgs:
-        st.error("The uploaded file cannot be used:\n\n"
-                 + "\n".join(f"- {m}" for m in upload_msgs))
+        st.error(text.with_list("The uploaded file cannot be used:", upload_msgs))
     if upload_data is not None:
         d["data"] = upload_data
-        st.caption(f"Uploaded: {upload_summary} The file is not stored in the link: "
+        st.caption(f"Uploaded: {text.literal(upload_summary)} The file is not stored in the "
+                   "link: "
                    "whoever opens it uploads it again. The default end time suits the "
                    "digits; other data may need a longer run (end time t in the sidebar).")
 d["model"] = {**d["model"], "width": int(width), "gamma": float(gamma)}
@@ -281,24 +218,17 @@ if url_config is None and not ready:  # upload mode, no file yet: keep the other
     except ConfigError:
         url_config = None
 params: dict[str, str] = {}
+view = RealDataView(source=source, time_axis=time_axis, presenter=bool(presenter_on))
 if url_config is not None:
-    params = params_from_state(url_config, source, time_axis, bool(presenter))
-    current = {k: (v[-1] if isinstance(v, list) and v else v)
-               for k, v in st.query_params.to_dict().items()}
-    if current != params:
-        st.query_params.from_dict(params)
+    params = B.sync(view, {"run": url_config})
 if config is not None:
     got = runner.run_and_analyse(config, prefix=P, what="Phase detection and theory")
     if got is not None:
         traj, analysis = got
-        fig = real_data_figure(traj, analysis, time_axis=time_axis,  # type: ignore[arg-type]
-                               presenter=bool(presenter))
-        if chart is not None and fill_screen is not None:
-            shown = fill_screen(go.Figure(fig)) if presenter else fig
-            chart(shown, key="real_data_figure", presenter=bool(presenter),
-                  config=PLOTLY_CONFIG)
-        else:  # pragma: no cover
-            st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key="real_data_figure")
+        fig = real_data_figure(traj, analysis, time_axis=view.time_axis,
+                               presenter=view.presenter)
+        charts.chart(fig, key="real_data_figure", presenter=view.presenter,
+                     filename="early-alignment-digits", width=1400, height=760)
         phases = {p.name: p for p in (analysis.phases if analysis else ())
                   if p.source == "detected"}
         facts = []
@@ -326,13 +256,8 @@ if config is not None:
             "**Loss:** Min et al. do not say whether they used the exponential or the "
             "logistic loss; the default here is the exponential loss with a sum over the "
             "data (their L is a sum), and both are offered.")
-        try:
-            from ui.downloads import download_panel
-        except ImportError:  # pragma: no cover
-            download_panel = None  # type: ignore[assignment]
-        if download_panel is not None:
-            with st.expander("Downloads", expanded=False):
-                download_panel(traj, fig, key="rd.dl")
+        with st.expander("Downloads", expanded=False):
+            downloads.download_panel(traj, fig, key="rd.dl")
         with st.expander("Share this view", expanded=False):
             st.caption("This link reopens these settings"
                        + (" (not the uploaded file: upload it again)." if source == "upload"

@@ -12,13 +12,7 @@ import streamlit as st
 
 from dynamics.blas import thread_settings
 from dynamics.limits import LIMIT_HELP, Limits, get_limits
-from dynamics.service import Service, default_service
-
-
-@st.cache_resource(show_spinner=False)
-def get_service() -> Service:
-    """The process-wide service, held once per server process."""
-    return default_service()
+from ui.runner import get_service  # the pages' accessor of the process's service
 
 
 def _mb(n: float) -> str:
@@ -74,6 +68,11 @@ row[1].metric("Memory size", _mb(stats["memory_bytes"]),
               help=f"limit {_mb(stats['memory_limit_bytes'])}")
 row[2].metric("Disk size", _mb(stats["disk_bytes"]),
               help=f"{stats['disk_entries']} entries; limit {_mb(stats['disk_limit_bytes'])}")
+health = service.cache_health()
+if not health["ok"]:  # the cache repaired itself (also logged): say what happened
+    st.warning("The disk cache repaired itself since this server started (nothing to do "
+               "unless this repeats):")
+    st.text("\n".join(f"- {p}" for p in health["problems"]))
 st.caption(f"Disk cache: `{service.cache_dir}` (set EAE_CACHE_DIR to move it). Counters count "
            "since this server process started.")
 if st.button("Clear memory cache", help="drop the in-process cache; the disk cache stays"):

@@ -1,8 +1,9 @@
 """Sweeps: run a grid of configurations on Dask and see a paper's scaling claim as a picture.
 
-Thin: widgets → Sweep spec (dynamics.sweep) → run on the Dask cluster held in st.cache_resource
+Thin: widgets → Sweep spec (dynamics.sweeps) → run on the Dask cluster held in st.cache_resource
 (a worker thread submits; this script polls and updates the progress bar) → figures (viz.sweeps),
-the table and downloads. The chosen built-in and its size are bound to the URL.
+the table and downloads. The binder (ui.state) keeps the chosen built-in and its size in the URL
+(`sweep=…&size=full`, `SweepsView`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,29 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import streamlit as st
+from pydantic import Field
 
-from dynamics import sweep as sw
+from dynamics import sweeps as sw
+from ui import charts, presenter, state, text
+from ui.view import View, page_view
 from viz import sweeps as vs
 
 KEY = "sweeps"
-PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+SweepName = Literal[(*sw.BUILTINS, "custom")]  # type: ignore[valid-type]
+
+
+@page_view(globals())
+class SweepsView(View):
+    """The sweep shown: a built-in (or "custom", composed on the page) and its size."""
+
+    sweep: SweepName = Field("trap_probability", alias="sweep")  # type: ignore[valid-type]
+    size: Literal["quick", "full"] = Field("quick", alias="size")
+
+
+B = state.Binder(KEY, SweepsView)
 FIELDS = ["init.scale", "init.scheme", "init.normalisation", "model.width", "model.gamma",
           "model.c", "data.angle_deg", "data.p", "data.d", "data.noise", "loss.kind",
           "loss.reduction", "integrator.t_end", "integrator.lr", "integrator.rtol",
@@ -82,28 +97,16 @@ def _start(spec: sw.Sweep) -> Job:
 
 
 # ----------------------------------------------------------------------------- the spec
-def _url_defaults() -> tuple[str, bool]:
-    qp = st.query_params
-    name = qp.get("sweep", "trap_probability")
-    if name not in sw.BUILTINS and name != "custom":
-        name = "trap_probability"
-    return name, qp.get("size", "quick") != "full"
-
-
-def _builtin_panel(default: str, quick_default: bool) -> tuple[sw.Sweep | None, str]:
+def _builtin_panel() -> tuple[sw.Sweep | None, str, str]:
     names = list(sw.BUILTINS)
-    name = st.selectbox("Built-in sweep", names, index=names.index(default)
-                        if default in names else 0,
-                        format_func=lambda n: sw.BUILTINS[n].title, key=f"{KEY}.builtin")
-    size = st.radio("Size", ["quick", "full"], index=0 if quick_default else 1,
-                    horizontal=True, key=f"{KEY}.size",
+    name = st.selectbox("Built-in sweep", names, format_func=lambda n: sw.BUILTINS[n].title,
+                        key=f"{KEY}.builtin")
+    size = st.radio("Size", SweepsView.options("size"), horizontal=True, key=f"{KEY}.size",
                     help="quick: about a minute on 2 cores; full: the paper's grid "
                          "(hours on 2 cores; meant for a cluster)")
     b = sw.BUILTINS[name]
     st.caption(f"**{b.paper}** — {b.claim}")
-    st.query_params["sweep"] = name
-    st.query_params["size"] = size
-    return sw.builtin_sweep(name, quick=size == "quick"), name
+    return sw.builtin_sweep(name, quick=size == "quick"), name, size
 
 
 def _axis_widgets(i: int) -> dict[str, Any] | None:
@@ -152,19 +155,16 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
     axes = [a for a in (_axis_widgets(i) for i in range(n_axes)) if a]
     seeds = st.number_input("Seeds per point", min_value=1, max_value=50, value=2,
                             key=f"{KEY}.seeds")
-    st.query_params["sweep"] = "custom"
-    st.query_params.pop("size", None)
     try:
         base_d = json.loads(text)
     except ValueError as e:
-        st.error(f"The base configuration is not valid JSON: {e}")
+        st.error(f"The base configuration is not valid JSON: {text.literal(e)}")
         return None, "custom"
     try:
         return sw.Sweep.from_dict({"name": "custom sweep", "base": base_d, "axes": axes,
                                    "seeds": int(seeds)}), "custom"
     except sw.SweepError as e:
-        st.error("The sweep is not valid:\n\n" + "\n".join(f"- `{p}`: {m}"
-                                                          for p, m in e.errors))
+        st.error(text.with_list("The sweep is not valid:", (f"{p}: {m}" for p, m in e.errors)))
         return None, "custom"
 
 
@@ -175,18 +175,26 @@ st.caption("Run a grid of settings (axes × seeds) on the Dask cluster and see h
            "and the theory's line (or the paper's numbers) beside it. Points already computed "
            "anywhere come from the shared cache.")
 
-default_name, default_quick = _url_defaults()
+bound = B.load()
+custom = bound.view.sweep == "custom"
+B.seed(f"{KEY}.mode", "Compose" if custom else "Built-in", bound.fresh)
+B.seed(f"{KEY}.builtin", SweepsView().sweep if custom else bound.view.sweep, bound.fresh)
+B.seed(f"{KEY}.size", bound.view.size, bound.fresh)
+on = presenter.hidden(f"{KEY}.view.presenter", bound.view.presenter, bound.fresh)
+if bound.warnings:
+    st.warning(text.with_list("Some link parameters could not be used:", bound.warnings))
 job: Job | None = st.session_state.get(f"{KEY}.job")
 busy = job is not None and job.running
 
 with st.container(border=True):
     mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
-                    index=1 if default_name == "custom" else 0, disabled=busy)
+                    disabled=busy)
     if mode == "Built-in":
-        spec, chosen = _builtin_panel(default_name if default_name != "custom"
-                                      else "trap_probability", default_quick)
+        spec, chosen, size = _builtin_panel()
+        B.sync(SweepsView(sweep=chosen, size=size, presenter=on), {})
     else:
         spec, chosen = _compose_panel()
+        B.sync(SweepsView(sweep="custom", presenter=on), {})
     if spec is not None:
         axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
         st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
@@ -229,7 +237,7 @@ if st.session_state.get(f"{KEY}.job") is not None:
     _progress()
 
 if err := st.session_state.pop(f"{KEY}.error", None):
-    st.error(f"The sweep could not run: {err}")
+    st.error(f"The sweep could not run: {text.literal(err)}")
 
 res: sw.SweepResult | None = st.session_state.get(f"{KEY}.result")
 if res is not None:
@@ -245,13 +253,11 @@ if res is not None:
     numeric = [c for c in res.sweep.record if c != "phases"]
     with tabs[0]:
         if name and name in vs.BUILTIN_FIGURES:
-            st.plotly_chart(vs.builtin_figure(name, df), theme=None, config=PLOTLY_CONFIG,
-                            key=f"{KEY}.fig.builtin")
+            charts.chart(vs.builtin_figure(name, df), key=f"{KEY}.fig.builtin", main=False)
             st.caption(sw.BUILTINS[name].claim)
         else:
             y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0")
-            st.plotly_chart(vs.default_figure(df, axes, y), theme=None,
-                            config=PLOTLY_CONFIG, key=f"{KEY}.fig.default")
+            charts.chart(vs.default_figure(df, axes, y), key=f"{KEY}.fig.default", main=False)
     with tabs[1]:
         cc = st.columns(3)
         y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
@@ -266,7 +272,7 @@ if res is not None:
             rest = [a for a in axes if a != x]
             fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
                    else vs.lines_figure(df, x, y, color=rest[0] if rest else None))
-            st.plotly_chart(fig, theme=None, config=PLOTLY_CONFIG, key=f"{KEY}.fig.explore")
+            charts.chart(fig, key=f"{KEY}.fig.explore", main=False)
     with tabs[2]:
         st.dataframe(df, hide_index=True, key=f"{KEY}.table")
     stem = (name or "sweep").replace(" ", "_")

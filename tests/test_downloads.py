@@ -12,7 +12,7 @@ import pytest
 
 from dynamics.analysis import analyse
 from dynamics.config import Config
-from dynamics.scenarios import Claim
+from dynamics.papers import Claim
 from dynamics.simulate import simulate
 from dynamics.trajectory import Trajectory
 from ui.downloads import claims_csv, claims_table, file_stem, header_json

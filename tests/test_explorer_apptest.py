@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import plotly_spec, run_page
+from devtools.apptest import plotly_spec, run_page
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "explorer.py")
 
@@ -68,7 +68,8 @@ def test_bad_value_shows_error_next_to_control_and_no_chart():
     assert not at.exception
     messages = [e.value for e in at.error]
     assert any("over the limit" in m and "model.width" in m for m in messages)  # summary
-    assert any(m.startswith("width 1000000 is over the limit") for m in messages)  # beside it
+    beside = [m for m in messages if not m.startswith("These settings")]  # next to the control
+    assert any("over the limit" in m and ("1,000,000" in m or "1000000" in m) for m in beside)
     assert not at.get("plotly_chart")
 
 
@@ -90,7 +91,7 @@ def test_url_points_table_restores():
                "data.labels": "1,-1,1", "model.width": "6"})
     spec = _spec(at)
     assert not at.warning
-    shown = at.session_state["eae._config"].data
+    shown = at.session_state["eae._state"].configs["run"].data
     assert shown.angles_deg == (10.0, 100.0, 250.0) and shown.labels == (1.0, -1.0, 1.0)
     assert "width m = 6" in spec["layout"]["title"]["text"]
 

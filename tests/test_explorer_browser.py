@@ -3,9 +3,11 @@ link reopens the same settings. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
-from tests.conftest import wait_for_streamlit_idle
+from devtools.browser import wait_for_streamlit_idle
 
 CHART_JS = """() => {
   const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
@@ -77,3 +79,21 @@ def test_explorer_bad_link_warns(streamlit_server, page, screenshot_dir):
     text = page.locator('[data-testid="stAlert"]').first.inner_text()
     assert "model.width" in text and "view.radius" in text
     assert page.get_by_role("spinbutton", name="width m").input_value() == "50"
+
+
+@pytest.mark.browser
+def test_link_parameter_names_are_shown_as_text(streamlit_server, page):
+    """A link whose parameter names are Markdown (issue 14): the warning shows them as text; no
+    link or image is made from them and no request leaves for their hosts."""
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(f"{streamlit_server}/?[Session expired - click here](https://evil.example/login)=1"
+              "&![x](http://127.0.0.1:9/t.png)=1")
+    wait_for_streamlit_idle(page, timeout=180)
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()
+    assert page.locator('[data-testid="stAlert"]').filter(has_text="Session expired").count()
+    assert page.locator('a[href*="evil.example"]').count() == 0
+    assert page.locator('img[src*="127.0.0.1:9"]').count() == 0
+    hosts = {urlsplit(u).netloc for u in requests}
+    assert "evil.example" not in hosts and "127.0.0.1:9" not in hosts, hosts

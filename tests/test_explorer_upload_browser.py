@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from devtools.browser import wait_for_streamlit_idle
 from dynamics.uploads import example_csv
-from tests.conftest import wait_for_streamlit_idle
 
 CHART_JS = """() => {
   const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');

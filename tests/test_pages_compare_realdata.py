@@ -4,18 +4,21 @@ the pages under Streamlit's AppTest (render, presets, controls, bad input, URL r
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from devtools.apptest import plotly_spec, run_page
 from dynamics.config import Config
+from dynamics.readouts import alignment_curves, class_means, mean_neuron
 from dynamics.simulate import simulate
-from tests.conftest import plotly_spec, run_page
-from viz.compare import common_grid, compare_figure, difference_rows, frames_on_grid
-from viz.main_figure import as_array
-from viz.real_data import alignment_curves, class_means, mean_neuron, real_data_figure
+from viz.arrays import as_array
+from viz.compare import compare_figure, difference_rows
+from viz.real_data import real_data_figure
+from viz.time_axes import common_grid, frames_on_grid
 
 PAGES = Path(__file__).resolve().parent.parent / "app_pages"
 DIGITS = Config.from_dict({
@@ -159,7 +162,7 @@ def test_compare_preset_switch_changes_both_configs_and_figure():
     assert at.select_slider(key="cmp.b.init.scale").value == pytest.approx(1.0)
     assert at.selectbox(key="cmp.a.data.kind").value == "points"
     a, b = _panel_titles(_spec(at))
-    assert "ε=1e-06" in a and "ε=1 " in b
+    assert "ε=1e-06" in a and re.search(r"ε=1(?![\d.e])", b)  # ε = 1 exactly
     assert _q(at) == {"preset": "rich_lazy"}
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from devtools.browser import wait_for_streamlit_idle
 from dynamics.analysis import analyse
 from dynamics.config import Config
 from dynamics.simulate import simulate
-from tests.conftest import wait_for_streamlit_idle
 from viz.export import standalone_html
 from viz.main_figure import main_figure
 

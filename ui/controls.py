@@ -1,9 +1,10 @@
-"""The control panel: widgets for every setting of a run, bound to session state and the URL,
-that build a validated `Config` (and the figure's display options).
+"""The control panel: widgets for every setting of a run, held in session state (seeded from
+the page's binder, `ui.state`), that build a validated `Config` (and the figure's view).
 
-Reusable by other pages: `control_panel(prefix=...)` draws the widgets where it is called
-(e.g. inside `with st.sidebar:`) and returns a `Controls` result holding the Config or the
-ConfigError; messages are shown next to the control they belong to.
+Reusable by other pages: `control_panel(prefix, base, fresh=...)` draws the widgets where it is
+called (e.g. inside `with st.sidebar:`) and returns a `Controls` result holding the Config or
+the ConfigError; messages are shown next to the control they belong to. Option lists come from
+the config's `Literal` types (`ui.view.field_options`), never spelled out here.
 """
 
 from __future__ import annotations
@@ -16,11 +17,22 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dynamics.config import DATA_CLASSES, Config, ConfigError
+from dynamics.config import (
+    DATA_CLASSES,
+    Config,
+    ConfigError,
+    InitConfig,
+    IntegratorConfig,
+    LossConfig,
+    RecordConfig,
+    TeacherData,
+)
 from dynamics.limits import get_limits
 from dynamics.uploads import UploadError, example_csv, parse_upload
 
-from .state import KEY_PREFIX, VIEW_CHOICES, ViewOptions, load_url_once, remember, widget_key
+from .state import EXPLORER_KEY as KEY_PREFIX
+from .text import bullets, literal
+from .view import LABELS, FigureView, field_options
 
 DATA_LABELS = {
     "points": "points (edit angles)",
@@ -33,11 +45,13 @@ DATA_LABELS = {
 }
 EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
 RTOL_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
-VIEW_LABELS = {
-    "radius": {"normalised": "‖w‖ / max‖w‖", "log": "log ‖w‖"},
-    "time_axis": {"log": "log", "linear": "linear"},
-    "time_scale": {"t": "t", "t_over_log_inv_eps": "t / ln(1/ε)"},
-}
+NORMALISATION_LABELS = {"none": "ε", "sqrt_m": "ε/√m", "sqrt_dm": "ε/√(dm)"}
+METHOD_LABELS = {"gf": "gradient flow (adaptive)", "gd": "gradient descent"}
+
+
+def widget_key(path: str, prefix: str = KEY_PREFIX) -> str:
+    """Session-state key of the widget bound to a dotted config path (or `view.*`)."""
+    return f"{prefix}.{path}"
 
 
 @dataclass
@@ -46,7 +60,7 @@ class Controls:
     error slots (dotted path → placeholder)."""
 
     config: Config | None
-    view: ViewOptions
+    view: FigureView | None
     error: ConfigError | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     slots: dict[str, Any] = field(default_factory=dict)
@@ -76,9 +90,8 @@ def _set(d: dict[str, Any], path: str, value: Any) -> None:
 class _Panel:
     """Draws widgets seeded from a base config; collects their values into a config dict."""
 
-    def __init__(self, base: Config, view: ViewOptions, prefix: str, fresh: bool):
+    def __init__(self, base: Config, prefix: str, fresh: bool):
         self.base = base.to_dict()
-        self.view = view
         self.prefix = prefix
         self.fresh = fresh
         self.values: dict[str, Any] = {}
@@ -147,9 +160,9 @@ def _column(df: pd.DataFrame, label: str) -> list[Any]:
 
 
 def _data_controls(p: _Panel) -> None:
-    kinds = list(DATA_LABELS)
+    kinds = list(DATA_CLASSES)
     kind = p.widget("data.kind", st.selectbox, "Data", options=kinds,
-                    format_func=lambda k: DATA_LABELS[k])
+                    format_func=lambda k: DATA_LABELS.get(k, k))
     if kind != p.base["data"]["kind"]:  # switch: seed this kind's widgets from its defaults
         p.base["data"] = DATA_CLASSES[kind]().model_dump(mode="json")
     d = p.base["data"]
@@ -201,7 +214,8 @@ def _data_controls(p: _Panel) -> None:
                      to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
         c1, c2 = st.columns(2)
         with c1:
-            p.widget("data.scheme", st.selectbox, "scheme", options=["centred", "uncentred"])
+            p.widget("data.scheme", st.selectbox, "scheme",
+                     options=field_options(TeacherData, "scheme"))
         with c2:
             p.widget("data.rho", st.number_input, "ρ (0: the scheme's)", format="%g",
                      step=0.1, to_widget=lambda v: 0.0 if v is None else float(v),
@@ -235,7 +249,7 @@ def _data_controls(p: _Panel) -> None:
 
 def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     """Points and labels from a CSV/NPZ file (dynamics.uploads validates it). The parsed array
-    is kept in the session; links do not carry uploaded data (see ui.state.state_to_query)."""
+    is kept in the session; links do not carry uploaded data (see ui.state.UPLOAD_PATHS)."""
     store = p.key("data._uploaded")
     up = st.file_uploader("CSV or NPZ of points and labels", type=["csv", "txt", "npz"],
                           key=p.key("data._file"),
@@ -248,10 +262,10 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
             parsed = parse_upload(up.name, up.getvalue(), loss=p.base["loss"]["kind"])
         except UploadError as e:
             st.session_state.pop(store, None)
-            st.error("This file cannot be used:\n\n" + "\n".join(f"- {m}" for m in e.messages))
+            st.error("This file cannot be used:\n\n" + bullets(e.messages))
         else:
-            st.session_state[store] = {"X": [list(r) for r in parsed.data.X],
-                                       "y": list(parsed.data.y), "summary": parsed.summary}
+            st.session_state[store] = {"X": parsed.data.X, "y": parsed.data.y,  # arrays, no copy
+                                       "summary": parsed.summary}
         st.session_state[p.key("data._name")] = (up.name, up.size)
     got = st.session_state.get(store)
     if got is None:
@@ -259,7 +273,7 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
                    "data; upload the file again after opening a shared link.")
         got = {"X": d.get("X", [[1.0, 0.0], [0.0, 1.0]]), "y": d.get("y", [1.0, -1.0])}
     else:
-        st.caption(got.get("summary", ""))
+        st.caption(literal(got.get("summary", "")))
     p.values["data.X"] = got["X"]
     p.values["data.y"] = got["y"]
     p.slot("data.X")
@@ -279,9 +293,10 @@ def _model_controls(p: _Panel) -> None:
                  help="σ(u) = max(u, γu); γ = 0 is ReLU.")
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("loss.kind", st.selectbox, "loss", options=["square", "logistic", "exponential"])
+        p.widget("loss.kind", st.selectbox, "loss", options=field_options(LossConfig, "kind"))
     with c2:
-        p.widget("loss.reduction", st.selectbox, "reduction", options=["mean", "sum"],
+        p.widget("loss.reduction", st.selectbox, "reduction",
+                 options=field_options(LossConfig, "reduction"),
                  help="L = (1/n) Σ ℓ_i (mean) or Σ ℓ_i (sum); time scales with it.")
     c1, c2 = st.columns(2)
     with c1:
@@ -298,24 +313,24 @@ def _init_controls(p: _Panel) -> None:
     c1, c2 = st.columns(2)
     with c1:
         scheme = p.widget("init.scheme", st.selectbox, "scheme",
-                          options=["balanced", "gaussian", "dominated", "fixed_output"])
+                          options=field_options(InitConfig, "scheme"))
     with c2:
         p.widget("init.normalisation", st.selectbox, "entry std",
-                 options=["none", "sqrt_m", "sqrt_dm"],
-                 format_func={"none": "ε", "sqrt_m": "ε/√m", "sqrt_dm": "ε/√(dm)"}.get)
+                 options=field_options(InitConfig, "normalisation"),
+                 format_func=NORMALISATION_LABELS.get)
     if scheme == "fixed_output":
         c1, c2 = st.columns(2)
         with c1:
             p.widget("init.output_value", st.number_input, "|a_j| value", format="%g")
         with c2:
             p.widget("init.output_norm", st.selectbox, "divided by",
-                     options=["none", "sqrt_m", "m"])
+                     options=field_options(InitConfig, "output_norm"))
 
 
 def _training_controls(p: _Panel) -> None:
-    method = p.widget("integrator.method", st.radio, "integrator", options=["gf", "gd"],
-                      horizontal=True, format_func={"gf": "gradient flow (adaptive)",
-                                                    "gd": "gradient descent"}.get)
+    method = p.widget("integrator.method", st.radio, "integrator",
+                      options=sorted(field_options(IntegratorConfig, "method"), reverse=True),
+                      horizontal=True, format_func=METHOD_LABELS.get)
     c1, c2 = st.columns(2)
     with c1:
         p.widget("integrator.t_end", st.number_input, "end time t", format="%g", step=10.0)
@@ -333,37 +348,38 @@ def _training_controls(p: _Panel) -> None:
         p.widget("seed", st.number_input, "seed", step=1, min_value=0)
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("record.spacing", st.selectbox, "frame spacing", options=["log", "linear"])
+        p.widget("record.spacing", st.selectbox, "frame spacing",
+                 options=field_options(RecordConfig, "spacing"))
     with c2:
         p.widget("record.plane", st.selectbox, "drawing plane",
-                 options=["auto", "pca", "axes", "signals", "teacher"])
+                 options=field_options(RecordConfig, "plane"))
 
 
-def _view_controls(p: _Panel) -> ViewOptions:
+def view_controls(view: FigureView, prefix: str, fresh: bool) -> FigureView:
+    """Radios for the figure's display options (options and labels from `FigureView`) and
+    the presenter switch; returns the view they describe."""
     vals: dict[str, Any] = {}
-    base = p.view
     for name, label in (("radius", "radius"), ("time_axis", "time axis"),
                         ("time_scale", "time unit")):
-        k = p.key(f"view.{name}")
-        if p.fresh or k not in st.session_state:
-            st.session_state[k] = getattr(base, name)
-        vals[name] = st.radio(label, options=list(VIEW_CHOICES[name]), key=k, horizontal=True,
-                              format_func=VIEW_LABELS[name].get)
-    k = p.key("view.presenter")
-    if p.fresh or k not in st.session_state:
-        st.session_state[k] = base.presenter
+        k = widget_key(f"view.{name}", prefix)
+        if fresh or k not in st.session_state:
+            st.session_state[k] = getattr(view, name)
+        vals[name] = st.radio(label, options=FigureView.options(name), key=k, horizontal=True,
+                              format_func=LABELS[name].get)
+    k = widget_key("view.presenter", prefix)
+    if fresh or k not in st.session_state:
+        st.session_state[k] = view.presenter
     vals["presenter"] = st.toggle("presenter mode (large text)", key=k)
-    return ViewOptions(**vals)
+    return FigureView(**vals)
 
 
-def control_panel(prefix: str = KEY_PREFIX, *, display: bool = True) -> Controls:
-    """Draw every control (seeded from the URL on a session's first run, then from the session)
-    and build the Config. Errors are shown next to their controls by `show_errors`.
-    `display=False` leaves out the "Display" expander (pages with their own display options);
-    the view is then the stored one."""
-    base, view0, _ = load_url_once(prefix)
-    fresh = bool(st.session_state.pop(f"{prefix}._fresh", False))
-    p = _Panel(base, view0, prefix, fresh)
+def control_panel(prefix: str, base: Config, *, fresh: bool,
+                  view: FigureView | None = None) -> Controls:
+    """Draw every control, seeded from `base` when `fresh` (the binder's state was just read
+    from a link or replaced) or when a widget has no value yet, and build the Config. Errors
+    are shown next to their controls by `show_errors`. With `view`, a "Display" expander
+    holds the figure's options and `Controls.view` is what they say."""
+    p = _Panel(base, prefix, fresh)
     with st.expander("Data", expanded=True):
         _data_controls(p)
     with st.expander("Model and loss", expanded=True):
@@ -372,11 +388,10 @@ def control_panel(prefix: str = KEY_PREFIX, *, display: bool = True) -> Controls
         _init_controls(p)
     with st.expander("Training and recording", expanded=False):
         _training_controls(p)
-    if display:
+    shown: FigureView | None = None
+    if view is not None:
         with st.expander("Display", expanded=True):
-            view = _view_controls(p)
-    else:
-        view = view0
+            shown = view_controls(view, prefix, fresh)
     raw = dict(p.base)
     raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     kind = p.values.get("data.kind", raw["data"]["kind"])
@@ -387,11 +402,10 @@ def control_panel(prefix: str = KEY_PREFIX, *, display: bool = True) -> Controls
     try:
         config = Config.from_dict(raw)
     except ConfigError as e:
-        res = Controls(None, view, e, raw, p.slots)
+        res = Controls(None, shown, e, raw, p.slots)
         show_errors(res)
         return res
-    remember(config, view, prefix)
-    return Controls(config, view, None, raw, p.slots)
+    return Controls(config, shown, None, raw, p.slots)
 
 
 def show_errors(res: Controls) -> None:

@@ -21,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dynamics.scenarios import Claim
+from dynamics.papers import Claim
 from dynamics.trajectory import Trajectory
 from viz.export import ExportUnavailable, png_available, png_bytes, standalone_html
 

@@ -2,9 +2,9 @@
 hidden, text is larger, and the main figure fills the screen (85 % of the viewport's height).
 A small "Exit presenter mode" button stays at the top.
 
-It is one URL flag, `view.presenter=true`, so a teacher projects a link and every laptop that
-opens it sees the same view. Pages call `apply_presenter(enabled)` once near the top and draw
-their main figure with `chart(...)`.
+It is one URL flag, `view.presenter=true` (a field of every page's view, `ui.view.View`), so a
+teacher projects a link and every laptop that opens it sees the same view. Pages call `toggle`
+(or `hidden`) once near the top and draw their main figure with `ui.charts.chart`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-PARAM = "view.presenter"
 FONT_SCALE = 1.25  # page text ×1.25 (the figure has its own ×1.35 presenter style)
 FIGURE_HEIGHT_CSS = "max(85vh, 780px)"  # below ~780 px the figure's annotation lanes collide
 FIG_KEY_PREFIX = "eae-fig-"
@@ -44,12 +43,6 @@ html {{ font-size: {16 * FONT_SCALE:.0f}px !important; }}
 """
 
 
-def from_url() -> bool:
-    """The presenter flag of the current URL (anything but true/1 is off)."""
-    raw = st.query_params.get(PARAM, "")
-    return str(raw).lower() in ("true", "1")
-
-
 def apply_presenter(enabled: bool, *, on_exit: Callable[..., Any] | None = None,
                     args: tuple[Any, ...] = ()) -> bool:
     """Inject the presenter CSS and the exit button when `enabled`; returns `enabled`.
@@ -75,14 +68,27 @@ def fill_screen(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def chart(fig: go.Figure, *, key: str, presenter: bool, config: dict[str, Any] | None = None
-          ) -> None:
-    """st.plotly_chart of the page's main figure; in presenter mode it fills 85 % of the
-    viewport's height (the figure must have no fixed height: see `fill_screen`)."""
-    with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
-        st.plotly_chart(fig, theme=None, config=config, key=key,
-                        height="stretch" if presenter else "content")
+def toggle(key: str, initial: bool, fresh: bool, *,
+           label: str = "presenter mode (large text)", help: str | None = None) -> bool:
+    """The presenter switch of a page (session key `key`, seeded from the page's view when
+    `fresh`), drawn where it is called; applies the mode (see `apply_presenter`) and returns
+    it. Its state reaches the URL through the page's binder, never by binding the widget."""
+    if fresh or key not in st.session_state:
+        st.session_state[key] = initial
+    on = bool(st.toggle(label, key=key, help=help))
+    apply_presenter(on, on_exit=session_flag_off, args=(key,))
+    return on
 
 
-__all__ = ["PARAM", "PRESENTER_CSS", "apply_presenter", "chart", "fill_screen", "from_url",
-           "session_flag_off"]
+def hidden(key: str, initial: bool, fresh: bool) -> bool:
+    """Presenter mode for a page without a visible switch (it is turned on by a link and off
+    by the exit button)."""
+    if fresh or key not in st.session_state:
+        st.session_state[key] = initial
+    on = bool(st.session_state[key])
+    apply_presenter(on, on_exit=session_flag_off, args=(key,))
+    return on
+
+
+__all__ = ["PRESENTER_CSS", "apply_presenter", "fill_screen", "hidden", "session_flag_off",
+           "toggle"]

@@ -18,11 +18,14 @@ import streamlit as st
 from dynamics.annotations import Analysis
 from dynamics.config import Config
 from dynamics.service import Service, ServiceError, default_service
+from dynamics.status import Status
 from dynamics.trajectory import Trajectory
 from viz.main_figure import main_figure
 
 from .presenter import fill_screen
-from .state import KEY_PREFIX, ViewOptions
+from .state import EXPLORER_KEY as KEY_PREFIX
+from .text import literal
+from .view import FigureView
 
 SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
 UPDATE_EVERY_S = 0.1
@@ -87,7 +90,7 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
         traj = service.run(config, progress=progress, cancel=cancel)
     except ServiceError as e:
         holder.empty()
-        st.error(f"The simulation failed unexpectedly: {e}")
+        st.error(f"The simulation failed unexpectedly: {literal(e)}")
         return None
     finally:
         cancel.set()  # if the script is interrupted (rerun), stop waiting for the result
@@ -110,12 +113,20 @@ def run_and_analyse(config: Config, *, prefix: str = KEY_PREFIX,
     traj = run_config(config, prefix=prefix)
     if traj is None:
         return None
-    if traj.status != "completed":
-        st.warning(f"**{traj.status}** — {traj.message}")
+    show_status(traj)
     analysis, problem = analyse(traj)
     if problem:
-        st.warning(f"{what} are unavailable for this run: {problem}")
+        st.warning(f"{what} are unavailable for this run: {literal(problem)}")
     return traj, analysis
+
+
+def show_status(traj: Trajectory, label: str = "") -> None:
+    """A warning for a run that did not complete: its status, message and what to change."""
+    status = Status(traj.status)
+    if status is Status.COMPLETED:
+        return
+    fix = f" {status.fix}" if status.fix and status.fix not in traj.message else ""
+    st.warning(f"{label}**{status.value}** — {literal(traj.message)}{fix}")
 
 
 def _traj_key(traj: Trajectory) -> str:
@@ -133,11 +144,11 @@ def _cached_figure(key: str, _traj: Trajectory, _analysis: Analysis | None,
     return fill_screen(fig) if presenter else fig
 
 
-def figure_for(traj: Trajectory, analysis: Analysis | None, view: ViewOptions) -> go.Figure:
+def figure_for(traj: Trajectory, analysis: Analysis | None, view: FigureView) -> go.Figure:
     """The main figure, built once per (trajectory, display options) and shared by sessions
     (the figure is not modified afterwards; st.plotly_chart copies it). In presenter mode it
-    has no fixed height: `ui.presenter.chart` sizes it from the viewport."""
-    if traj.status not in ("completed", "diverged", "max_steps"):  # partial: not shared
+    has no fixed height: `ui.charts.chart` sizes it from the viewport."""
+    if not Status(traj.status).cacheable:  # partial (deadline, cancelled): not shared
         fig = main_figure(traj, analysis, **view.figure_kwargs())
         return fill_screen(fig) if view.presenter else fig
     return _cached_figure(_traj_key(traj), traj, analysis, view.radius, view.time_axis,

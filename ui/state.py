@@ -1,142 +1,263 @@
-"""URL ⇄ Config binding and widget keys.
+"""The one URL ⇄ state binder every page uses.
 
-The page's state is one `Config` plus display options (`ViewOptions`). Widgets hold it while a
-session lives (keys from `widget_key`); the URL holds it between sessions: the config's fields
-that differ from the defaults (`Config.to_query`) and the display options that differ from
-theirs (`view.radius=log`). A link therefore reopens the same view. Malformed parameters are
-dropped with a warning (`config_from_query`), never an exception.
+A page's state is a typed view (`ui.view.View` subclass) plus named `Config`s (one for the
+Explorer, "a"/"b" for Compare…) plus, for pages with their own knobs, a few free parameters.
+`Binder` moves it between the URL and the session:
+
+- `load()` reads the URL once per session (again only when the URL was changed from outside:
+  a link, another page's button) into that typed state; each bad parameter is dropped with a
+  warning, never an exception;
+- widgets are seeded from it (`seed`) while it is fresh and then hold it in session state;
+- `sync(...)` writes back only the parameters that changed, and only non-default values (a
+  Config as its differences from the slot's base, a view through `View.to_query`).
+
+Widgets are never bound to the URL by Streamlit (`bind="query-params"`): a bound widget makes
+every other write of its parameter (`st.query_params[...]`, `st.switch_page(query_params=...)`)
+raise, which broke navigation in presenter mode. Everything user-supplied that is shown back
+(parameter names and values in warnings) goes through `ui.text`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from dynamics.config import Config, config_from_query
 
-KEY_PREFIX = "eae"
-VIEW_PREFIX = "view."
-VIEW_CHOICES: dict[str, tuple[str, ...]] = {
-    "radius": ("normalised", "log"),
-    "time_axis": ("log", "linear"),
-    "time_scale": ("t", "t_over_log_inv_eps"),
-}
+from .view import VIEW_PREFIX, FigureView, View
+
+V = TypeVar("V", bound=View)
+UPLOAD_PATHS = ("data.X", "data.y")  # uploaded arrays stay out of links (size, privacy)
+EXPLORER_PAGE = "app_pages/explorer.py"
+EXPLORER_KEY = "eae"
+
+
+def _default_base(_view: View) -> Config:
+    return Config()
 
 
 @dataclass(frozen=True)
-class ViewOptions:
-    """Display options of the main figure (not part of the run)."""
+class ConfigSlot:
+    """A Config kept in the URL under `prefix` (e.g. "a."), as its differences from
+    `base(view)`; `paths`, when given, are the only settings a link may set."""
 
-    radius: str = "normalised"
-    time_axis: str = "log"
-    time_scale: str = "t"
-    presenter: bool = False
-
-    def figure_kwargs(self) -> dict[str, Any]:
-        return {"radius": self.radius, "time_axis": self.time_axis,
-                "time_scale": self.time_scale, "presenter": self.presenter}
+    prefix: str = ""
+    base: Callable[[Any], Config] = _default_base
+    paths: tuple[str, ...] | None = None
 
 
-def widget_key(path: str, prefix: str = KEY_PREFIX) -> str:
-    """Session-state key of the widget bound to a dotted config path (or `view.*`)."""
-    return f"{prefix}.{path}"
+@dataclass
+class Bound(Generic[V]):
+    """A page's typed state: the view, its configs, its free parameters, the URL's warnings,
+    and whether widgets must be (re)seeded from it."""
+
+    view: V
+    configs: dict[str, Config]
+    extra: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    fresh: bool = False
 
 
-def split_query(params: Mapping[str, str | list[str]]) -> tuple[dict[str, str], dict[str, str]]:
-    """(config parameters, view parameters without the `view.` prefix)."""
-    cfg: dict[str, str] = {}
-    view: dict[str, str] = {}
+def flat_params(params: Mapping[str, Any]) -> dict[str, str]:
+    """One string per key (the last of a repeated parameter)."""
+    out: dict[str, str] = {}
     for k, v in params.items():
-        val = v[-1] if isinstance(v, list) and v else v
-        if not isinstance(val, str):
-            val = str(val)
-        if k.startswith(VIEW_PREFIX):
-            view[k[len(VIEW_PREFIX):]] = val
-        else:
-            cfg[k] = val
-    return cfg, view
-
-
-def view_from_query(params: Mapping[str, str]) -> tuple[ViewOptions, list[str]]:
-    """Display options from `view.*` parameters; unknown or bad ones are dropped with a
-    warning."""
-    out: dict[str, Any] = {}
-    warnings: list[str] = []
-    names = {f.name for f in fields(ViewOptions)}
-    for k, v in params.items():
-        if k not in names:
-            warnings.append(f"ignored view.{k}: not a display option")
-        elif k == "presenter":
-            if v.lower() in ("true", "1", "false", "0"):
-                out[k] = v.lower() in ("true", "1")
-            else:
-                warnings.append(f"ignored view.presenter={v[:40]!r}: must be true or false")
-        elif v in VIEW_CHOICES[k]:
-            out[k] = v
-        else:
-            warnings.append(f"ignored view.{k}={v[:40]!r}: must be one of "
-                            f"{', '.join(VIEW_CHOICES[k])}")
-    return ViewOptions(**out), warnings
-
-
-def view_to_query(view: ViewOptions) -> dict[str, str]:
-    base = asdict(ViewOptions())
-    out = {}
-    for k, v in asdict(view).items():
-        if v != base[k]:
-            out[VIEW_PREFIX + k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        if isinstance(v, list):
+            v = v[-1] if v else ""
+        out[str(k)] = str(v)
     return out
 
 
-def state_from_query(params: Mapping[str, str | list[str]]
-                     ) -> tuple[Config, ViewOptions, list[str]]:
-    """Lenient: the config and view a URL describes, and a warning per dropped parameter."""
-    cfg_params, view_params = split_query(params)
-    config, warnings = config_from_query(cfg_params)
-    view, view_warnings = view_from_query(view_params)
-    return config, view, warnings + view_warnings
+class Binder(Generic[V]):
+    """URL ⇄ typed state of one page (see the module docstring). `key` prefixes its session
+    keys; `extra(key)` says which other URL keys the page reads itself (its knobs)."""
+
+    def __init__(self, key: str, view: type[V], configs: Mapping[str, ConfigSlot] | None = None,
+                 extra: Callable[[str], bool] | None = None):
+        self.key = key
+        self.view_cls = view
+        self.slots = dict(configs or {})
+        self.extra = extra or (lambda _k: False)
+
+    # -- pure: parameters ⇄ state ----------------------------------------------------------
+    def parse(self, params: Mapping[str, Any]) -> Bound[V]:
+        """The state the URL parameters describe; never raises."""
+        flat = flat_params(params)
+        view, warnings = self.view_cls.from_query(flat)
+        used = set(self.view_cls.url_keys())
+        configs: dict[str, Config] = {}
+        for name, slot in self.slots.items():
+            sub = {k[len(slot.prefix):]: v for k, v in flat.items()
+                   if k.startswith(slot.prefix) and k not in used and not self.extra(k)
+                   and not k.startswith(VIEW_PREFIX)}
+            if slot.paths is not None:
+                for k in [k for k in sub if k not in slot.paths]:
+                    if slot.prefix:  # unprefixed strays are reported once, below
+                        warnings.append(f"ignored {slot.prefix}{k}: not a setting of this page")
+                    del sub[k]
+            used |= {slot.prefix + k for k in sub}
+            cfg, w = config_from_query(sub, slot.base(view))
+            configs[name] = cfg
+            tag = f"{name.upper()}: " if slot.prefix else ""
+            warnings += [f"{tag}ignored {slot.prefix}{x[len('ignored '):]}"
+                         if x.startswith("ignored ") else tag + x for x in w]
+        extra = {k: v for k, v in flat.items() if k not in used and self.extra(k)}
+        # keys under a slot's prefix or view.* were judged above; the rest is not for this page
+        judged = (VIEW_PREFIX, *(s.prefix for s in self.slots.values() if s.prefix))
+        for k in flat:
+            if k not in used and k not in extra and not k.startswith(judged):
+                warnings.append(f"ignored {k[:40]}: not a setting of this page")
+        return Bound(view, configs, extra, warnings, fresh=True)
+
+    def query(self, view: V, configs: Mapping[str, Config],
+              extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The short URL parameters of a state: only what differs from the defaults."""
+        out = dict(view.to_query())
+        for name, slot in self.slots.items():
+            cfg = configs.get(name)
+            if cfg is None:
+                continue
+            q = cfg.to_query(slot.base(view))
+            for k, v in q.items():
+                if k in UPLOAD_PATHS or (slot.paths is not None and k not in slot.paths):
+                    continue
+                out[slot.prefix + k] = v
+        out.update(extra or {})
+        return dict(sorted(out.items()))
+
+    # -- the session --------------------------------------------------------------------------
+    def _k(self, name: str) -> str:
+        return f"{self.key}._{name}"
+
+    def load(self) -> Bound[V]:
+        """The state to start this run from: the URL's on the session's first run, or when the
+        URL changed since this page last wrote it; else the session's (fresh=False)."""
+        ss = st.session_state
+        url = flat_params(st.query_params.to_dict())
+        stored: Bound[V] | None = ss.get(self._k("state"))
+        if stored is None or (url and url != ss.get(self._k("synced"))):
+            stored = self.parse(url)
+            ss[self._k("state")] = stored
+            ss[self._k("synced")] = url
+        bound = Bound(stored.view, dict(stored.configs), dict(stored.extra),
+                      list(stored.warnings), stored.fresh)
+        stored.fresh = False
+        return bound
+
+    def reset(self, view: V | None = None, configs: Mapping[str, Config] | None = None,
+              extra: Mapping[str, str] | None = None) -> None:
+        """Replace the stored state (e.g. a preset was picked) and reseed the widgets on the
+        next run; the URL's warnings are cleared."""
+        ss = st.session_state
+        old: Bound[V] | None = ss.get(self._k("state"))
+        base = old or self.parse({})
+        ss[self._k("state")] = Bound(view or base.view, dict(configs or base.configs),
+                                     dict(extra if extra is not None else base.extra), [],
+                                     fresh=True)
+
+    def forget(self) -> None:
+        """Make the next run start from the URL again (as on a session's first run)."""
+        for name in ("state", "synced"):
+            st.session_state.pop(self._k(name), None)
+
+    def seed(self, widget_key: str, value: Any, fresh: bool) -> str:
+        """Put `value` in a widget's session-state slot when the state is fresh or the widget
+        has none yet; returns the key (for `key=`)."""
+        if fresh or widget_key not in st.session_state:
+            st.session_state[widget_key] = value
+        return widget_key
+
+    def sync(self, view: V, configs: Mapping[str, Config],
+             extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Store the state and write its parameters into the URL: keys whose value changed are
+        set, keys no longer needed removed, nothing else touched. Returns the parameters."""
+        ss = st.session_state
+        old: Bound[V] | None = ss.get(self._k("state"))
+        all_configs = {**(old.configs if old else {}), **configs}
+        ex = dict(extra if extra is not None else (old.extra if old else {}))
+        warnings = list(old.warnings) if old else []
+        if old is not None and (old.view != view or old.configs != all_configs
+                                or old.extra != ex):
+            warnings = []  # the user changed something: the link's warnings are history
+        ss[self._k("state")] = Bound(view, all_configs, ex, warnings, fresh=False)
+        params = self.query(view, all_configs, ex)
+        current = flat_params(st.query_params.to_dict())
+        for k in [k for k in current if k not in params]:
+            del st.query_params[k]
+        for k, v in params.items():
+            if current.get(k) != v:
+                st.query_params[k] = v
+        ss[self._k("synced")] = params
+        return params
+
+    def widget(self, make: Callable[..., Any], label: str, *, key: str, value: Any,
+               bound: Bound[V], options: Any = None, **kw: Any) -> Any:
+        """A page knob kept in the URL under its widget key (`value` is its default): seeded
+        from the link when fresh (a bad value is dropped with a warning in `bound.warnings`),
+        drawn, and recorded in `bound.extra` when not the default."""
+        raw = bound.extra.pop(key, None)
+        if bound.fresh or key not in st.session_state:
+            seeded = value
+            if raw is not None:
+                got, problem = _knob_value(raw, value, options, kw)
+                if problem:
+                    msg = f"ignored {key}={raw[:40]!r}: {problem}"
+                    bound.warnings.append(msg)
+                    stored: Bound[V] | None = st.session_state.get(self._k("state"))
+                    if stored is not None:  # shown until the user changes something
+                        stored.warnings.append(msg)
+                else:
+                    seeded = got
+            st.session_state[key] = seeded
+        if options is not None:
+            kw["options"] = options
+        out = make(label, key=key, **kw)
+        if out != value:
+            bound.extra[key] = str(out)
+        return out
 
 
-def state_to_query(config: Config, view: ViewOptions) -> dict[str, str]:
-    """The short URL parameters of a view (only what differs from the defaults). Uploaded
-    arrays stay out of links (size, privacy): only `data.kind=array` is kept."""
-    query = config.to_query()
-    if config.data.kind == "array":
-        query = {k: v for k, v in query.items() if k not in ("data.X", "data.y")}
-    return {**query, **view_to_query(view)}
+def _knob_value(raw: str, default: Any, options: Any, kw: Mapping[str, Any]
+                ) -> tuple[Any, str]:
+    """A knob's URL text as the type of its default, within its options or range."""
+    if options is not None:
+        for o in options:
+            if str(o) == raw:
+                return o, ""
+        return None, "must be one of " + ", ".join(str(o) for o in options)
+    try:
+        v: Any = int(raw) if isinstance(default, int) and not isinstance(default, bool) \
+            else float(raw) if isinstance(default, float) else raw
+    except ValueError:
+        return None, "must be a number"
+    lo, hi = kw.get("min_value"), kw.get("max_value")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        return None, f"must be between {lo:g} and {hi:g}"
+    return v, ""
 
 
-def load_url_once(prefix: str = KEY_PREFIX) -> tuple[Config, ViewOptions, list[str]]:
-    """The state to start from: the URL's on this session's first run (its warnings are kept
-    and returned until the state changes), afterwards the last valid state of the session."""
-    ss = st.session_state
-    k_cfg, k_view, k_warn = f"{prefix}._config", f"{prefix}._view", f"{prefix}._url_warnings"
-    if k_cfg not in ss:
-        config, view, warnings = state_from_query(st.query_params.to_dict())
-        ss[k_cfg], ss[k_view], ss[k_warn] = config, view, warnings
-        ss[f"{prefix}._fresh"] = True  # widgets must be (re)seeded from this state
-    return ss[k_cfg], ss[k_view], list(ss.get(k_warn, []))
+def switch_to(page: str, params: Mapping[str, str], binder_key: str) -> None:
+    """Open another page with URL parameters; its binder (session key `binder_key`) starts from
+    them. Does not return."""
+    for name in ("state", "synced"):
+        st.session_state.pop(f"{binder_key}._{name}", None)
+    st.switch_page(page, query_params=dict(params))
 
 
-def remember(config: Config, view: ViewOptions, prefix: str = KEY_PREFIX) -> None:
-    """Store the last valid state; clear URL warnings once the user has changed something."""
-    ss = st.session_state
-    if ss.get(f"{prefix}._config") != config or ss.get(f"{prefix}._view") != view:
-        ss[f"{prefix}._url_warnings"] = []
-    ss[f"{prefix}._config"], ss[f"{prefix}._view"] = config, view
+def explorer_binder() -> Binder[FigureView]:
+    """The Explorer's binder: one Config (unprefixed) and the figure's view."""
+    return Binder(EXPLORER_KEY, FigureView, {"run": ConfigSlot()})
 
 
-def sync_url(config: Config, view: ViewOptions) -> dict[str, str]:
-    """Write the view into the browser's URL (only when it changed); returns the parameters."""
-    params = state_to_query(config, view)
-    current = {k: v for k, v in st.query_params.to_dict().items()}
-    if current != params:
-        st.query_params.from_dict(params)
-    return params
+def open_in_explorer(config: Config, view: View | None = None) -> None:
+    """Switch to the Explorer showing `config` (presenter mode kept from `view`). Does not
+    return."""
+    fv = FigureView(presenter=bool(view and view.presenter))
+    switch_to(EXPLORER_PAGE, explorer_binder().query(fv, {"run": config}), EXPLORER_KEY)
 
 
 def share_link(params: Mapping[str, str], page_url: str | None = None) -> str:
@@ -145,44 +266,12 @@ def share_link(params: Mapping[str, str], page_url: str | None = None) -> str:
     if base is None:
         try:
             base = st.context.url
-        except Exception:  # older Streamlit or no browser context (tests)
+        except Exception:  # no browser context (AppTest)
             base = None
     base = (base or "").split("?")[0]
     query = urlencode(dict(params), safe=",.[]:")
     return f"{base}?{query}" if query else base
 
 
-EXPLORER_PAGE = "app_pages/explorer.py"
-
-
-def forget_url_state(prefix: str = KEY_PREFIX) -> None:
-    """Make the next run of a page with this prefix start from its URL again (as on a
-    session's first run): used before switching to it with new parameters."""
-    for k in ("_config", "_view", "_url_warnings"):
-        st.session_state.pop(f"{prefix}.{k}", None)
-
-
-def open_in_explorer(config: Config, view: ViewOptions | None = None,
-                     page: str = EXPLORER_PAGE) -> None:
-    """Switch to the Explorer showing `config` (and `view`): its URL carries the preset, and
-    the Explorer's session state is reset so that it reads it. Does not return."""
-    forget_url_state()
-    st.switch_page(page, query_params=state_to_query(config, view or ViewOptions()))
-
-
-def page_link(page_url_path: str, params: Mapping[str, str]) -> str:
-    """A link to another page of the app (by its url_path, e.g. "papers"; "" for the default
-    page, the Explorer, which is served at the root) with parameters, absolute when the
-    browser's URL is known."""
-    try:
-        here = st.context.url or ""
-    except Exception:
-        here = ""
-    base = here.split("?")[0].rstrip("/")
-    if base:
-        base = base.rsplit("/", 1)[0] if base.count("/") > 2 else base
-        base = f"{base}/{page_url_path}" if page_url_path else base
-    else:
-        base = page_url_path
-    query = urlencode(dict(params), safe=",.[]:")
-    return f"{base}?{query}" if query else base
+__all__ = ["EXPLORER_PAGE", "Binder", "Bound", "ConfigSlot", "explorer_binder", "flat_params",
+           "open_in_explorer", "share_link", "switch_to"]
