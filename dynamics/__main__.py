@@ -1,4 +1,4 @@
-"""`python -m dynamics run|sweep|reproduce|bench` (see dynamics/cli.py)."""
+"""`python -m dynamics run|sweep|reproduce` (see dynamics/cli.py)."""
 
 import sys
 

@@ -4,11 +4,21 @@ One `Service` per process (pages hold it in ``st.cache_resource``; `default_serv
 process-wide one). A request goes
 
     config → cache key → in-process LRU (bounded in entries and bytes)
-           → persistent disk cache (diskcache, bounded in bytes, least-recently-used, process-safe)
+           → persistent disk cache (`dynamics.diskstore`: a directory of trajectory files,
+             bounded in bytes, least-recently-used, shared by processes, never unpickled)
            → compute (`simulate`, behind a global limit on simultaneous simulations)
 
-Only deterministic outcomes are cached (status completed, diverged or max_steps); a run
-stopped by the deadline or cancelled is returned but not stored.
+Only final outcomes are cached (`Status.cacheable`: completed, diverged or max_steps); a run
+stopped by the deadline or cancelled is returned but not stored. A disk entry that does not
+parse, or holds another configuration's result, is a miss and is deleted; such repairs are
+logged and counted (`cache_health()`, shown on the status page).
+
+Deadline
+--------
+A simulation holds its slot for at most the deadline plus `DEADLINE_GRACE_S`: then the slot
+lapses (the next queued run starts), and its waiters return a trajectory with status
+"deadline" holding the initial frame, leaving the flight (so it is cancelled) even if the
+kernel has not yet noticed its deadline.
 
 In flight
 ---------
@@ -41,7 +51,6 @@ arrays are made read-only. Copy an array before changing it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import os
@@ -52,24 +61,25 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import diskcache
 import numpy as np
 
 from .annotations import Analysis
 from .blas import apply_numpy_blas_threads
 from .config import Config
-from .limits import Limits, get_limits
+from .diskstore import DiskStore
+from .limits import Limits, get_limits, get_settings
 from .simulate import simulate
+from .status import Status
 from .trajectory import Trajectory
 
 ProgressFn = Callable[[float, str], None]
 
-CACHEABLE = frozenset({"completed", "diverged", "max_steps"})
 CANCEL_GRACE_S = 1.0  # how long the last cancelling waiter waits for the partial trajectory
+DEADLINE_GRACE_S = 2.0  # a slot lapses this long after its run's deadline
 _POLL_S = 0.05  # waiters re-check their cancel event at least this often
 _MB = 1_000_000
 
-__all__ = ["CACHEABLE", "Service", "ServiceError", "default_cache_dir", "default_service"]
+__all__ = ["Service", "ServiceError", "default_cache_dir", "default_service"]
 
 
 class ServiceError(RuntimeError):
@@ -77,9 +87,16 @@ class ServiceError(RuntimeError):
 
 
 def default_cache_dir() -> Path:
-    """EAE_CACHE_DIR, else ~/.cache/early-alignment-explorer."""
-    env = os.environ.get("EAE_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "early-alignment-explorer"
+    """The cache_dir setting (EAE_CACHE_DIR), else ~/.cache/early-alignment-explorer."""
+    configured = get_settings().cache_dir
+    return Path(configured) if configured else Path.home() / ".cache" / "early-alignment-explorer"
+
+
+def _cacheable(status: str) -> bool:
+    try:
+        return Status(status).cacheable
+    except ValueError:
+        return False
 
 
 def _freeze(traj: Trajectory) -> Trajectory:
@@ -105,39 +122,52 @@ class _Flight:
         self.active = 0  # waiters that have not left
         self.seq = 0  # bumped on every progress report
         self.last: tuple[float, str] = (0.0, "starting")
+        self.hard_end: float | None = None  # monotonic time the slot lapses (once running)
+        self.overran = False  # its waiters gave up at hard_end
         self.done = False
         self.result: Trajectory | None = None
         self.error: ServiceError | None = None
 
 
 class _Slots:
-    """FIFO counting semaphore for simulations that tells waiting flights their position."""
+    """FIFO counting semaphore for simulations that tells waiting flights their position. A
+    slot lapses `hold_s` after it was taken, whether or not its holder has released it."""
 
     def __init__(self, limit: int):
         self.limit = max(1, limit)
-        self.running = 0
+        self.holders: dict[_Flight, float] = {}  # flight -> monotonic time its slot lapses
         self.queue: deque[_Flight] = deque()
         self.cond = threading.Condition()
 
-    def acquire(self, flight: _Flight, report: Callable[[float, str], None]) -> bool:
-        """Wait for a slot; False if the flight was cancelled while waiting."""
+    @property
+    def running(self) -> int:
+        """Slots held and not lapsed (call with `cond` held)."""
+        now = time.monotonic()
+        return sum(1 for end in self.holders.values() if end > now)
+
+    def acquire(self, flight: _Flight, report: Callable[[float, str], None],
+                hold_s: float) -> float | None:
+        """Wait for a slot; the monotonic time it lapses, or None if the flight was cancelled
+        while waiting."""
         with self.cond:
             self.queue.append(flight)
             shown = -1
             try:
                 while True:
                     if flight.cancel.is_set():
-                        return False
-                    if self.running < self.limit and self.queue[0] is flight:
+                        return None
+                    running = self.running
+                    if running < self.limit and self.queue[0] is flight:
                         self.queue.popleft()
-                        self.running += 1
+                        end = time.monotonic() + hold_s
+                        self.holders[flight] = end
                         self.cond.notify_all()
-                        return True
-                    ahead = self.running + self.queue.index(flight)
+                        return end
+                    ahead = running + self.queue.index(flight)
                     if ahead != shown:
                         shown = ahead
                         runs = "run" if ahead == 1 else "runs"
-                        report(0.0, f"queued: {ahead} {runs} ahead ({self.running} running, "
+                        report(0.0, f"queued: {ahead} {runs} ahead ({running} running, "
                                f"limit {self.limit} at a time)")
                     self.cond.wait(_POLL_S)
             finally:
@@ -145,14 +175,16 @@ class _Slots:
                     self.queue.remove(flight)
                     self.cond.notify_all()
 
-    def release(self) -> None:
+    def release(self, flight: _Flight) -> None:
         with self.cond:
-            self.running -= 1
+            self.holders.pop(flight, None)
             self.cond.notify_all()
 
-    def counts(self) -> tuple[int, int]:
+    def counts(self) -> tuple[int, int, int]:
+        """(running, queued, overrunning: lapsed slots whose simulation has not returned)."""
         with self.cond:
-            return self.running, len(self.queue)
+            running = self.running
+            return running, len(self.queue), len(self.holders) - running
 
 
 class Service:
@@ -162,11 +194,9 @@ class Service:
         self.limits = limits if limits is not None else get_limits()
         apply_numpy_blas_threads()  # concurrent runs: see dynamics/blas.py
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._disk_limit = int(self.limits.disk_cache_mb * _MB)
-        self._disk = diskcache.Cache(
-            str(self.cache_dir), size_limit=self._disk_limit,
-            eviction_policy="least-recently-used", cull_limit=0)  # we cull: see _disk_cull
+        # start-up repair: old database moved aside, abandoned partial writes deleted
+        self.disk = DiskStore(self.cache_dir, self._disk_limit)
         self._mem_limit_bytes = int(self.limits.memory_cache_mb * _MB)
         self._mem_limit_entries = int(self.limits.memory_cache_entries)
         self._lock = threading.RLock()
@@ -266,16 +296,19 @@ class Service:
         memory_hits / disk_hits: requests (run or peek) served from memory / flights served
         from disk; misses: flights that found nothing on disk; joined: requests that waited on
         an identical flight; computations: simulations started; cancelled: requests that
-        returned a cancelled trajectory; deadlines: runs stopped by the deadline; errors:
-        unexpected failures; running / queued: simulations holding / waiting for a slot;
-        in_flight: keys being produced; memory_* / disk_*: sizes and bounds (bytes).
+        returned a cancelled trajectory; deadlines: runs stopped by the deadline (or whose
+        slot lapsed at it); errors: unexpected failures; running / queued: simulations
+        holding / waiting for a slot; overrunning: simulations past their lapsed slot, still
+        stopping; in_flight: keys being produced; memory_* / disk_*: sizes and bounds (bytes;
+        disk_bytes includes partial writes and files set aside).
         """
-        running, queued = self._slots.counts()
+        running, queued, overrunning = self._slots.counts()
         with self._lock:
             out: dict[str, int | float] = dict(self._counts)
             out.update(memory_entries=len(self._mem), memory_bytes=self._mem_bytes,
                        in_flight=len(self._flights))
-        out.update(running=running, queued=queued, max_concurrent=self._slots.limit,
+        out.update(running=running, queued=queued, overrunning=overrunning,
+                   max_concurrent=self._slots.limit,
                    memory_limit_entries=self._mem_limit_entries,
                    memory_limit_bytes=self._mem_limit_bytes,
                    disk_bytes=self.disk_bytes(), disk_entries=self._disk_len(),
@@ -283,11 +316,18 @@ class Service:
         return out
 
     def disk_bytes(self) -> int:
-        """Size of the disk cache (database pages plus value files), as diskcache counts it."""
+        """Size of the disk cache: entries, partial writes and files set aside."""
         try:
-            return int(self._disk.volume())
-        except Exception:
+            return self.disk.volume()
+        except OSError:
             return 0
+
+    def cache_health(self) -> dict[str, Any]:
+        """What the disk cache repaired since this Service started: ok (nothing), usable,
+        removed_unreadable (entries that did not parse), removed_partial (files of killed
+        writes), legacy_moved_aside (an old diskcache database), io_errors, and the last few
+        problems as sentences (each also logged as a warning)."""
+        return self.disk.health()
 
     def clear_memory(self) -> None:
         """Drop the in-process cache and memoised analyses (the disk cache stays)."""
@@ -295,10 +335,6 @@ class Service:
             self._mem.clear()
             self._mem_bytes = 0
             self._analyses.clear()
-
-    def close(self) -> None:
-        """Close the disk cache's connection in this thread (the service stays usable)."""
-        self._disk.close()
 
     # ---------------------------------------------------------------------------- waiting
     @staticmethod
@@ -317,6 +353,12 @@ class Service:
                     if not flight.done and flight.seq == seen and not _is_set(cancel):
                         flight.cond.wait(_POLL_S)
                     done, seq, last = flight.done, flight.seq, flight.last
+                    lapsed = (not done and flight.hard_end is not None
+                              and time.monotonic() >= flight.hard_end)
+                if lapsed:  # the kernel overran its deadline: do not wait for it any longer
+                    left = True
+                    self._leave(flight)
+                    return self._overran(flight)
                 if seq != seen:
                     seen = seq
                     if progress is not None:
@@ -362,9 +404,30 @@ class Service:
                 self._counts["cancelled"] += 1
         return result
 
+    def _overran(self, flight: _Flight) -> Trajectory:
+        """What a waiter returns when the slot lapsed before the simulation returned: its
+        result if it has just finished, else the initial frame with status deadline."""
+        with self._lock:
+            if flight.done and flight.result is not None:
+                return flight.result
+            first = not flight.overran
+            flight.overran = True
+            if first:
+                self._counts["deadlines"] += 1
+        limit = self.limits.deadline_s
+        return self._minimal(flight.config, Status.DEADLINE,
+                             f"Stopped by the time limit ({limit:g} s, the server's deadline_s) "
+                             f"before the run finished; only the initial state is shown. "
+                             f"{Status.DEADLINE.fix}")
+
     def _minimal_cancelled(self, config: Config) -> Trajectory:
-        """The initial frame only, status cancelled: built by `simulate` with a set cancel flag,
-        so it has the same shape as any other trajectory; no integration step is taken."""
+        return self._minimal(config, Status.CANCELLED,
+                             "Cancelled before the run finished; only the initial state is "
+                             "shown.")
+
+    def _minimal(self, config: Config, status: Status, message: str) -> Trajectory:
+        """The initial frame only: built by `simulate` with a set cancel flag, so it has the
+        same shape as any other trajectory; no integration step is taken."""
         try:
             traj = simulate(config, cancel=lambda: True)
         except Exception as e:
@@ -372,8 +435,7 @@ class Service:
                 self._counts["errors"] += 1
             raise ServiceError(f"Could not build the initial state of this run: "
                                f"{type(e).__name__}: {e}") from e
-        return dataclasses.replace(
-            traj, message="Cancelled before the run finished; only the initial state is shown.")
+        return dataclasses.replace(traj, status=status.value, message=message)
 
     # ---------------------------------------------------------------------------- worker
     def _work(self, flight: _Flight) -> None:
@@ -397,7 +459,7 @@ class Service:
             if result is not None:
                 _freeze(result)
             with self._lock:
-                if result is not None and result.status in CACHEABLE:
+                if result is not None and _cacheable(result.status):
                     self._mem_put(flight.key, result)
                 if self._flights.get(flight.key) is flight:
                     del self._flights[flight.key]
@@ -414,18 +476,22 @@ class Service:
                 flight.seq += 1
                 flight.cond.notify_all()
 
-        if not self._slots.acquire(flight, report):
+        hard_end = self._slots.acquire(flight, report,
+                                       self.limits.deadline_s + DEADLINE_GRACE_S)
+        if hard_end is None:
             return None
         try:
             with self._lock:
                 self._counts["computations"] += 1
+                flight.hard_end = hard_end
             traj = self._simulate(flight.config, report, flight.cancel)
         finally:
-            self._slots.release()
-        if traj.status == "deadline":
+            self._slots.release(flight)
+        if traj.status == Status.DEADLINE:
             with self._lock:
-                self._counts["deadlines"] += 1
-        if traj.status in CACHEABLE:
+                if not flight.overran:
+                    self._counts["deadlines"] += 1
+        if _cacheable(traj.status):
             self._disk_put(flight.key, traj)
         return traj
 
@@ -458,49 +524,36 @@ class Service:
             self._mem_bytes -= s
 
     def _disk_get(self, key: str) -> Trajectory | None:
+        """The stored trajectory, parsed as .npz (allow_pickle=False) + .json; anything else
+        (damaged, truncated, planted, another config's result) is deleted and is a miss."""
+        got = self.disk.get(key)
+        if got is None:
+            return None
+        blob, ident = got
         try:
-            blob = self._disk.get(key, default=None, retry=True)
-        except Exception:
+            traj = Trajectory.from_bytes(blob)
+            if result_key(traj.config) != key:
+                raise ValueError("it holds the result of another configuration")
+        except Exception as e:
+            self.disk.discard(key, ident, f"{type(e).__name__}: {str(e)[:120]}")
             return None
-        if blob is None:
-            return None
-        try:
-            return Trajectory.from_bytes(blob)
-        except Exception:  # unreadable (older format, damaged): drop it and recompute
-            with contextlib.suppress(Exception):
-                self._disk.delete(key, retry=True)
-            return None
+        return traj
 
     def _disk_put(self, key: str, traj: Trajectory) -> None:
-        """Store a blob and cull least-recently-used entries until the cache is within its
-        byte bound. A blob larger than the bound is not stored. Disk trouble is not fatal."""
+        """Store the trajectory's bytes (a result larger than the bound is not stored) and cull
+        least recently used entries to the bound. Disk trouble is never fatal."""
         try:
-            blob = traj.to_bytes()
-            if len(blob) >= self._disk_limit:
-                return
-            self._disk.set(key, blob, retry=True)
-            self._disk_cull()
-        except Exception:
-            return
-
-    def _disk_cull(self) -> None:
-        """Delete least-recently-used entries one at a time until the volume fits the bound.
-
-        diskcache's own culling removes ten entries at a time; with a few large blobs that
-        empties the cache, so it is switched off (cull_limit=0) and done here instead. The
-        query uses diskcache's access-time index (updated on every get under this policy).
-        """
-        select = "SELECT key FROM Cache ORDER BY access_time LIMIT 1"
-        while self._disk.volume() > self._disk_limit:
-            rows = self._disk._sql(select).fetchall()
-            if not rows:
-                return
-            self._disk.delete(rows[0][0], retry=True)
+            self.disk.put(key, traj.to_bytes())
+        except Exception as e:  # e.g. a trajectory that cannot be serialised: count, go on
+            with self._lock:
+                self._counts["errors"] += 1
+            self.disk.problem(f"could not store a result ({type(e).__name__}: {e})",
+                              count="io_errors")
 
     def _disk_len(self) -> int:
         try:
-            return len(self._disk)
-        except Exception:
+            return self.disk.entries()
+        except OSError:
             return 0
 
 

@@ -13,6 +13,10 @@ Two formats are accepted:
 Everything a user could get wrong is checked before a simulation starts — size, encoding,
 shape, numbers, limits (`Limits`: EAE_MAX_UPLOAD_MB, EAE_MAX_POINTS, EAE_MAX_DIM) and labels
 against the loss — and every problem is reported as a sentence naming the row and column.
+
+Memory: the parsed arrays are read-only float64 and the `ArrayData` holds them as they are (no
+nested tuples, no copies), so the largest allowed upload (20,000 × 1,024) costs about twice its
+164 MB of values at the peak of parsing (measured in tests/test_hardening.py).
 """
 
 from __future__ import annotations
@@ -99,7 +103,8 @@ def parse_upload(name: str, data: bytes, loss: str = "square", limits: Limits | 
         X, y, columns, label_col = _read_csv(data, name, lim)
         fmt = "csv"
     y, notes = _check_labels(y, loss, map_01, label_col)
-    arr = ArrayData.model_validate({"X": X.tolist(), "y": y.tolist()})  # as any config
+    X, y = _frozen(X), _frozen(y)
+    arr = ArrayData(X=X, y=y)  # holds these arrays themselves (read-only, never copied)
     classes = np.unique(y)
     kind = (f"labels {', '.join(f'{v:g}' for v in classes)}" if len(classes) <= 4
             else f"labels from {y.min():g} to {y.max():g}")
@@ -107,6 +112,17 @@ def parse_upload(name: str, data: bytes, loss: str = "square", limits: Limits | 
                f"{'s' if X.shape[1] != 1 else ''}, label column {label_col!r}, {kind}.")
     return ParsedUpload(data=arr, X=X, y=y, format=fmt, columns=tuple(columns),
                         label_column=label_col, summary=summary, notes=tuple(notes))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """C-contiguous float64, read-only down to its memory (so a config can hold it without a
+    copy). Only for arrays this module made: nobody else holds their memory."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    base: object = a
+    while isinstance(base, np.ndarray):
+        base.flags.writeable = False
+        base = base.base
+    return a
 
 
 # ----------------------------------------------------------------------------- labels
@@ -192,9 +208,11 @@ def _read_npz(data: bytes, name: str, lim: Limits
     errs = _limit_errors(n, d, lim)
     if errs:
         raise UploadError(errs)
-    X = X.astype(np.float64)
-    y = y.astype(np.float64)
+    X = X.astype(np.float64, copy=False)  # zeros of 20,000 × 1,024: no second 164 MB copy
+    y = y.astype(np.float64, copy=False)
     for arr, label in ((X, "X"), (y, "y")):
+        if np.isfinite(arr).all():
+            continue
         bad = np.argwhere(~np.isfinite(arr))
         if len(bad):
             where = ", ".join(f"{label}[{', '.join(str(int(i)) for i in b)}]" for b in bad[:5])

@@ -98,13 +98,16 @@ def configs(draw) -> Config:
     try:
         return Config.from_dict(d)
     except ConfigError:
-        # labels that are not ±1 forbid logistic/exponential: fall back to the square loss
+        # labels that are not ±1 forbid logistic/exponential: fall back to the square loss;
+        # a long gd run on large data can exceed EAE_MAX_COMPUTE (2e12): at most 1e4 steps
+        # of n·d·m ≤ 2e6 keeps it well inside
         d["loss"]["kind"] = "square"
+        d["integrator"]["lr"] = max(d["integrator"]["lr"], t_end / 1e4)
         return Config.from_dict(d)
 
 
 # ----------------------------------------------------------------------------- round trips
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(configs())
 def test_json_round_trip_is_exact(c: Config) -> None:
     again = Config.from_json(c.to_json())
@@ -114,7 +117,7 @@ def test_json_round_trip_is_exact(c: Config) -> None:
     assert Config.from_dict(json.loads(c.to_json())) == c
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(configs())
 def test_url_round_trip_is_exact(c: Config) -> None:
     q = to_query(c)

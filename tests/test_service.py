@@ -1,5 +1,6 @@
 """The cached service: compute-once, bounded caches, restart, cancel ref-counting, deadline,
-queueing, failures. Real diskcache on disk, real threads and a real subprocess."""
+queueing, failures. A real cache directory on disk, real threads and a real subprocess (the
+cache's self-repair and the deadline slot: tests/test_hardening.py)."""
 
 from __future__ import annotations
 
@@ -219,7 +220,7 @@ def test_memory_cache_stays_within_entries_and_bytes(tmp_path: Path) -> None:
 def test_disk_cache_stays_within_its_byte_bound_and_evicted_entries_recompute(
         tmp_path: Path) -> None:
     blob = len(simulate(tiny(seed=200)).to_bytes())
-    limit_mb = (32768 + 4 * blob) / 1e6  # the empty database is 32 KiB
+    limit_mb = (32768 + 4 * blob) / 1e6  # room for four entries and a bit
     svc = Service(tmp_path / "c", Limits(memory_cache_entries=1, memory_cache_mb=100,
                                          disk_cache_mb=limit_mb))
     first = svc.run(tiny(seed=200))
