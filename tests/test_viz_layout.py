@@ -1,0 +1,253 @@
+"""Geometry of the figures' text (issue 15): phase colours fixed by name, at most three phase
+labels, panel labels that do not overlap, a norm axis down to the smallest initial norm,
+titles clear of legends, and sweep figures without NaN sizes. Boxes are computed from the
+figure specs with the text estimates of `viz.label_layout` / `viz.header`."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dynamics.analysis import analyse
+from dynamics.config import Config
+from dynamics.papers import PAPERS
+from dynamics.simulate import simulate
+from viz import sweeps as vs
+from viz.compare import PANEL_PX_COMPARE, column_px, compare_figure
+from viz.header import DESIGN_WIDTH_PX, TITLE_PAD_PX, legend_names, legend_row_px, legend_rows
+from viz.label_layout import LINE_EM, PANEL_PX, Box, panel_text_boxes, text_lines, text_px
+from viz.main_figure import main_figure
+from viz.phase_marks import MAX_LABELS, phase_table
+from viz.style import PHASE_COLOURS, phase_colour, rgba
+
+
+def _run(cfg: Config):
+    tr = simulate(cfg)
+    return tr, analyse(tr)
+
+
+def _points(**updates) -> Config:
+    base = {"model": {"width": 20}, "record": {"frames": 40, "scalars": 80}}
+    for k, v in updates.items():
+        sec, key = k.split("__")
+        base.setdefault(sec, {})[key] = v
+    return Config.from_dict(base)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict:
+    boursier = PAPERS["boursier"].presets(True)["three_point_balanced"]
+    return {
+        "default": _run(Config.from_dict({})),
+        "eps1e-6": _run(_points(init__scale=1e-6)),
+        "eps1": _run(_points(init__scale=1.0)),
+        "boursier": _run(boursier.with_updates({"model.width": 60})),
+        "angles": _run(_points(data__kind="points", data__angles_deg=(100.0, 140.0, 300.0, 330.0))),
+        "angles2": _run(_points(data__kind="points", data__angles_deg=(40.0, 60.0, 220.0, 250.0))),
+        "min_toy": _run(PAPERS["min"].presets(True)["toy_2d"]),
+    }
+
+
+# ----------------------------------------------------------------------------- colours
+def test_phase_colour_is_fixed_by_name():
+    assert phase_colour("fitting") == PHASE_COLOURS["fitting"]
+    assert phase_colour("fitting (predicted)") == phase_colour("Fitting")
+    assert phase_colour("alignment ends") == phase_colour("alignment")
+    # unknown names: a stable hash, not a list position
+    assert phase_colour("my new phase") == phase_colour("my new phase")
+    assert phase_colour("Phase I") != phase_colour("Phase II")
+
+
+def _band_colours(fig) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for s in fig.layout.shapes:
+        if str(s.name).startswith("phase:") and s.fillcolor:
+            name = s.name.split(":")[1]
+            out.setdefault(name, set()).add(s.fillcolor.rsplit(",", 1)[0])
+    return out
+
+
+def test_same_phase_same_colour_in_runs_and_figures(runs):
+    tr_a, an_a = runs["eps1e-6"]
+    tr_b, an_b = runs["eps1"]
+    ca, cb = _band_colours(main_figure(tr_a, an_a)), _band_colours(main_figure(tr_b, an_b))
+    common = set(ca) & set(cb)
+    assert "fitting" in common
+    for name in common | set(ca) | set(cb):
+        colours = ca.get(name, set()) | cb.get(name, set())
+        assert colours == {rgba(phase_colour(name), 0.16).rsplit(",", 1)[0]}, name
+    cmp = compare_figure(tr_a, tr_b, an_a, an_b)
+    legend = {t.name: t.marker.line.color for t in cmp.data if t.legendgroup
+              and str(t.legendgroup).startswith("phase:")}
+    assert legend and all(c == phase_colour(n) for n, c in legend.items())
+    for t in cmp.data:
+        if str(t.name).endswith("detected phases"):
+            names = [h.split(": ")[1].split(" at")[0] for h in t.hovertext]
+            assert list(t.marker.color) == [phase_colour(n) for n in names]
+
+
+# ----------------------------------------------------------------------------- labels
+def test_at_most_three_phase_labels_and_a_full_table(runs):
+    tr, an = runs["default"]
+    fig = main_figure(tr, an)
+    drawn = [a for a in fig.layout.annotations if str(a.name).startswith("time-label:")]
+    assert 1 <= len(drawn) <= MAX_LABELS
+    assert {"time-label:alignment", "time-label:fitting"} <= {a.name for a in drawn}
+    rows = phase_table(an)
+    assert len(rows) == len(an.phases) + len(an.markers)
+    assert [r["from t"] for r in rows] == sorted(r["from t"] for r in rows)
+    assert {"what", "name", "source", "from t", "to t", "colour", "evidence"} <= set(rows[0])
+    hover = " ".join(h for t in fig.data if t.name in ("phases", "time markers")
+                     for h in t.hovertext)
+    assert all(f"<b>{r['name']}</b>" in hover for r in rows)
+    # one legend of phases: one entry per name, in the band's colour
+    entries = [t for t in fig.data if str(t.legendgroup).startswith("phase:")]
+    assert sorted(t.name for t in entries) == sorted({p.name for p in an.phases})
+
+
+def _assert_disjoint(boxes: list[tuple[str, Box]], limit: float = 1.38) -> None:
+    for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+        assert not a.overlaps(b), f"{ta!r} overlaps {tb!r}: {a} {b}"
+    for t, b in boxes:
+        assert b.inside(Box(-limit, limit, -limit, limit), tol=1e-6), (t, b)
+
+
+@pytest.mark.parametrize("key", ["default", "boursier", "angles", "angles2", "min_toy"])
+def test_neuron_panel_labels_do_not_overlap(runs, key):
+    tr, an = runs[key]
+    fig = main_figure(tr, an)
+    boxes = panel_text_boxes(fig, "x")
+    texts = " ".join(t for t, _ in boxes)
+    assert "loss = " in texts  # the readout is among the boxes
+    assert "extremal max 1" in texts  # the main theory label is drawn, not hidden
+    if key == "boursier":
+        assert "OLS direction" in texts and "y=1.1" in texts and "y=0.1" in texts
+    _assert_disjoint(boxes)
+    # also at a wider panel (more room) the boxes computed from the spec stay apart
+    _assert_disjoint(panel_text_boxes(fig, "x", unit_px=1.5 * PANEL_PX / 2.76))
+
+
+def test_compare_panel_labels_do_not_overlap(runs):
+    (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
+    fig = compare_figure(tr_a, tr_b, an_a, an_b)
+    for xa in ("x", "x2"):
+        boxes = panel_text_boxes(fig, xa, unit_px=PANEL_PX_COMPARE / 2.76)
+        assert any("loss = " in t for t, _ in boxes)
+        _assert_disjoint(boxes)
+
+
+# ----------------------------------------------------------------------------- norm axis
+def test_norm_axis_reaches_smallest_initial_norm(runs):
+    tr, an = runs["min_toy"]
+    assert tr.config.init.scale == 1e-20
+    n0 = np.asarray(tr.norms[0], float)
+    smallest = float(n0[n0 > 0].min())
+    assert smallest < 1e-15
+    fig = main_figure(tr, an)
+    assert fig.layout.yaxis2.type == "log"
+    assert fig.layout.yaxis2.range[0] <= math.log10(smallest)
+    assert fig.layout.yaxis2.range[1] >= math.log10(float(np.nanmax(tr.norms[-1])))
+
+
+# ----------------------------------------------------------------------------- header
+def _header_px(fig, width: float = DESIGN_WIDTH_PX) -> tuple[float, float, float]:
+    """(title bottom, legend top, legend bottom) in px from the figure's top."""
+    lay = fig.layout
+    lines = text_lines(lay.title.text)
+    title_bottom = TITLE_PAD_PX + lay.title.font.size * LINE_EM * len(lines)
+    assert lay.legend.yref == "container" and lay.legend.yanchor == "top"
+    legend_top = (1 - lay.legend.y) * lay.height
+    rows = legend_rows(legend_names(fig), lay.legend.font.size, width - 10)
+    return title_bottom, legend_top, legend_top + rows * legend_row_px(lay.legend.font.size)
+
+
+def _above_plot_px(fig) -> float:
+    """How far the annotations above the plot area (label rows, subplot titles) reach up."""
+    m = fig.layout.margin
+    plot_px = fig.layout.height - m.t - m.b
+    up = 0.0
+    for a in fig.layout.annotations:
+        if a.yref == "paper" and a.y is not None and a.y >= 1.0:
+            size = a.font.size or 14
+            up = max(up, (a.y - 1.0) * plot_px + len(text_lines(a.text)) * size * LINE_EM)
+    return up
+
+
+@pytest.mark.parametrize("width", [DESIGN_WIDTH_PX, 1280.0])
+def test_title_legend_and_labels_do_not_overlap(runs, width):
+    (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["eps1"]
+    figs = [main_figure(*runs["default"]), main_figure(*runs["boursier"]),
+            main_figure(*runs["default"], presenter=True), compare_figure(tr_a, tr_b, an_a, an_b)]
+    for fig in figs:
+        title_bottom, legend_top, legend_bottom = _header_px(fig, width)
+        assert title_bottom <= legend_top
+        assert legend_bottom <= fig.layout.margin.t - _above_plot_px(fig) + 1e-6
+
+
+def test_compare_subtitles_do_not_collide(runs):
+    (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
+    fig = compare_figure(tr_a, tr_b, an_a, an_b, labels=("run A (small ε)", "run B"))
+    m = fig.layout.margin
+    plot_w = DESIGN_WIDTH_PX - m.l - m.r
+    boxes = []
+    for a in fig.layout.annotations:
+        if a.yref == "paper" and a.y is not None and a.y >= 0.999 and a.xref == "paper":
+            w, h = text_px(a.text, a.font.size or 14)
+            cx = m.l + a.x * plot_w
+            boxes.append((a.text, Box(cx - w / 2, cx + w / 2, 0, h)))
+    assert len(boxes) == 3  # A, B and the first time panel's title
+    for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+        assert not a.overlaps(b), (ta, tb)
+    for k in (0, 1):
+        assert text_px(boxes[k][0], 14)[0] <= column_px(k)
+
+
+# ----------------------------------------------------------------------------- sweeps
+def _walk(obj, path=""):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _walk(v, f"{path}.{k}")
+    elif isinstance(obj, list | tuple):
+        for i, v in enumerate(obj):
+            yield from _walk(v, f"{path}[{i}]")
+    else:
+        yield path, obj
+
+
+def _sweep_table() -> pd.DataFrame:
+    rows = []
+    for g in (0.0, 0.05):
+        for scheme in ("balanced", "gaussian"):
+            for lam in (1e-3, 1e-2, 1.0):
+                for seed in range(2):
+                    rows.append({"index": len(rows), "model.gamma": g, "init.scheme": scheme,
+                                 "init.scale": lam, "seed": seed, "status": "completed",
+                                 "trapped": bool(seed), "final_loss": lam / 10,
+                                 "data.angle_deg": 30.0 * (1 + g), "t_phase_I": 2.0 + seed,
+                                 "t_phase_II": 5.0})
+    return pd.DataFrame(rows)
+
+
+def test_sweep_figures_have_no_nan_sizes():
+    df = _sweep_table()
+    figs = [vs.trap_figure(df), vs.phase1_figure(df),
+            vs.heatmap_figure(df, "init.scale", "init.scheme", "final_loss"),
+            vs.heatmap_figure(df, "init.scheme", "model.gamma", "trapped"),
+            vs.default_figure(df, ["init.scale", "init.scheme", "model.gamma"], "final_loss"),
+            vs.lines_figure(df, "init.scale", "final_loss", color="init.scheme")]
+    for fig in figs:
+        for path, v in _walk(fig.layout.to_plotly_json()):
+            if isinstance(v, float):
+                assert math.isfinite(v), path
+        assert not fig.layout.images
+        for tr in fig.data:
+            if tr.type != "heatmap":
+                continue
+            # text labels need category axes, else plotly.js sizes the <image> as NaN
+            for axis in (fig.layout.xaxis, fig.layout.yaxis):
+                assert axis.type == "category"
+            assert all(isinstance(v, str) for v in list(tr.x) + list(tr.y))
