@@ -23,6 +23,8 @@ Rules
 * **activation changes**: from `trajectory.events`, per frame and per output sign, the number of
   (neuron, point) pairs switched off and on; markers at the last change of each sign group.
 * **Wang & Ma phases I–IV** (two-signal data, frozen output layer): see `wang_ma_phases`.
+* **cone time** (Min et al.'s end of alignment, the one rule used by the claims and the sweep
+  summaries): see `cone_time`.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def convergence_start(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> fl
     return float(traj.t[k])
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """Maximal runs [i, j] (inclusive) of True."""
     out, i, n = [], 0, len(mask)
     while i < n:
@@ -134,7 +136,7 @@ def loss_plateaus(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     flat = np.abs(slope) <= rules.plateau_slope
     conv = rules.converged_rel * max(float(traj.loss[0]), _TINY)
     out = []
-    for i, j in _runs(flat):
+    for i, j in true_runs(flat):
         t0, t1 = float(t[i]), float(t[j + 1])
         level = float(np.median(L[i:j + 2]))
         if np.log10(t1 / t0) >= rules.plateau_decades and level > conv:
@@ -151,7 +153,7 @@ def accuracy_plateaus(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     t, acc = traj.t[1:], traj.accuracy[1:]
     out = []
     same = np.r_[np.isclose(acc[1:], acc[:-1]), False]
-    for i, j in _runs(same):
+    for i, j in true_runs(same):
         t0, t1 = float(t[i]), float(t[j + 1]) if j + 1 < len(t) else float(t[j])
         if acc[i] < 1.0 and t0 > 0 and np.log10(max(t1, t0) / t0) >= rules.plateau_decades:
             out.append((t0, t1, float(acc[i])))
@@ -237,6 +239,45 @@ def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     return phases, markers
 
 
+# ----------------------------------------------------------------------------- Min et al.'s cones
+def cone_frames(traj: Trajectory) -> np.ndarray:
+    """(F,) bool: at frame f every neuron is dead (⟨w_j, x_i⟩ ≤ 0 for all i), or in S₊ with
+    a_j > 0, or in S₋ with a_j < 0 — S₊ = active exactly on the points with y_i > 0, S₋ =
+    active exactly on the others (`theory.min_cones`). The activation pattern is the recorded
+    one (`traj.active`) when present, else ⟨w_j, x_i⟩ > 0 from the full W of that frame; a
+    frame with neither is False (nothing to confirm)."""
+    pos = np.asarray(traj.y) > 0
+    ok = np.zeros(traj.n_frames, bool)
+    for f in range(traj.n_frames):
+        if traj.active is not None:
+            act = np.asarray(traj.active[f], bool)
+        else:
+            W = traj.W_at(f)
+            if W is None:
+                continue
+            act = (W @ traj.X.T) > 0
+        a = np.asarray(traj.a[f])
+        dead = ~act.any(axis=1)
+        in_plus = np.all(act == pos, axis=1)
+        in_minus = np.all(act == ~pos, axis=1)
+        ok[f] = bool(np.all(dead | (in_plus & (a > 0)) | (in_minus & (a < 0))))
+    return ok
+
+
+def cone_time(traj: Trajectory) -> float | None:
+    """Min et al.'s alignment time t₁: the first recorded time from which, to the end of the
+    run, every neuron is in its cone (`cone_frames`: dead, S₊ with a_j > 0 or S₋ with
+    a_j < 0); None when the last frame is not. "For good": a frame that passes and is
+    followed by one that fails does not count (Theorem 1 states that the neurons stay)."""
+    ok = cone_frames(traj)
+    if not ok.size or not ok[-1]:
+        return None
+    k = len(ok) - 1
+    while k > 0 and ok[k - 1]:
+        k -= 1
+    return float(traj.t[k])
+
+
 # ----------------------------------------------------------------------------- Wang & Ma
 def _signal_vectors(traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
     d = traj.directions
@@ -257,8 +298,9 @@ def wang_ma_counts(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     cp = traj.cosines.get("x₊ signal")
     cm = traj.cosines.get("x₋ signal")
     if cp is None or cm is None:
-        Ws = [traj.W_at(f) for f in range(traj.n_frames)]
-        if any(w is None for w in Ws):
+        maybe = [traj.W_at(f) for f in range(traj.n_frames)]
+        Ws = [w for w in maybe if w is not None]
+        if len(Ws) < len(maybe):
             raise ValueError("need the signals' cosines or full W at every frame")
         cp = np.array([(w @ xp) / np.maximum(np.linalg.norm(w, axis=1) * np.linalg.norm(xp),
                                              _TINY) for w in Ws])

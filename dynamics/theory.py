@@ -165,8 +165,8 @@ def _kkt_point(w: np.ndarray, X: np.ndarray, b: np.ndarray, gamma: float,
     if B.size:
         A = (b[B][:, None] * X[B]).T  # (d, |B|)
         t, *_ = np.linalg.lstsq(A, pf - f, rcond=None)
-        resid = np.linalg.norm(A @ t - (pf - f))
-        if resid > 1e-8 * max(np.linalg.norm(f), _TINY):
+        resid = float(np.linalg.norm(A @ t - (pf - f)))
+        if resid > 1e-8 * max(float(np.linalg.norm(f)), _TINY):
             return None
         if np.any(t < gamma - 1e-8) or np.any(t > 1 + 1e-8):
             return None
@@ -214,7 +214,8 @@ def _exact_2d(X: np.ndarray, b: np.ndarray, gamma: float) -> list[Extremal]:
         if nv <= ftol:
             continue
         thv = np.arctan2(v[1], v[0])
-        for th, kind in ((thv, "max"), (thv + np.pi, "min")):
+        turns: tuple[tuple[float, Kind], ...] = ((thv, "max"), (thv + np.pi, "min"))
+        for th, kind in turns:
             rel = np.mod(th - a0, 2 * np.pi)
             if 1e-9 < rel < length - 1e-9:
                 w = u(th)

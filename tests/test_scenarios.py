@@ -1,29 +1,33 @@
-"""Presets and the papers' claims. Fast versions here; full-size ones are marked slow."""
+"""Presets and the papers' claims (dynamics.papers). Fast versions here; full-size ones are
+marked slow."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
-from dynamics import phases, scenarios, theory
+from dynamics import papers, phases, theory
 from dynamics.config import Config
+from dynamics.papers import boursier, reproduce, wang_ma
 from dynamics.simulate import simulate
 
 
 def test_presets_are_valid_and_cover_every_paper():
     for fast in (True, False):
-        p = scenarios.presets(fast)
-        assert set(p) == set(scenarios.PAPERS)
+        p = {k: paper.presets(fast) for k, paper in papers.PAPERS.items()}
+        assert set(p) == {"min", "chistikov", "boursier", "wang_ma"}
         for cfgs in p.values():
             assert cfgs and all(isinstance(c, Config) for c in cfgs.values())
-    wm = scenarios.presets()["wang_ma"]["four_phases"]
+    wm = papers.PAPERS["wang_ma"].presets(True)["four_phases"]
     assert wm.init.scheme == "fixed_output" and not wm.model.train_output
     assert wm.loss.kind == "exponential" and wm.init.output_norm == "sqrt_m"
 
 
 def test_unknown_paper_is_an_error():
     with pytest.raises(ValueError):
-        scenarios.check_claims("nobody")
+        papers.check_claims("nobody")
 
 
 def test_min_claims_fast():
@@ -33,7 +37,7 @@ def test_min_claims_fast():
         calls.append(cfg.cache_key())
         return simulate(cfg)
 
-    claims = scenarios.check_claims("min", fast=True, run=run)
+    claims = papers.check_claims("min", fast=True, run=run)
     assert len(calls) >= 4
     failed = [c.name for c in claims if c.passed is False]
     assert not failed, failed
@@ -45,7 +49,7 @@ def test_min_claims_fast():
 def test_boursier_trap_and_leaky_escape_fast():
     """One seed each at m = 200 (3 s each): the balanced ReLU run sits at the computed OLS loss;
     the leaky one leaves it. The OLS loss is computed, never typed."""
-    cfg = scenarios._boursier_cfg("balanced", 0, 600.0, 200)
+    cfg = boursier.config("balanced", 0, 600.0, 200)
     L_ols = theory.ols_fit(cfg).loss
     tr = simulate(cfg)
     assert abs(tr.loss[-1] - L_ols) <= 1e-3  # the claim's tolerance (papers.md: 1e-3)
@@ -53,12 +57,12 @@ def test_boursier_trap_and_leaky_escape_fast():
     # ≤ 1e-9 (reference runs: unchanged to 1e-16 up to their t = 2000)
     f = tr.frame_at(400.0)
     assert np.ptp(tr.loss[f:]) <= 1e-9
-    trl = simulate(scenarios._boursier_cfg("leaky", 0, 600.0, 200))
+    trl = simulate(boursier.config("leaky", 0, 600.0, 200))
     assert trl.loss[-1] <= 1e-4
 
 
 def test_wang_ma_four_phases_in_order_fast():
-    tr = simulate(scenarios._wang_ma_cfg(t_end=1000.0))
+    tr = simulate(wang_ma.config(t_end=1000.0))
     ph, counts, summary = phases.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"
     starts = [p.start for p in ph]
@@ -71,27 +75,30 @@ def test_wang_ma_four_phases_in_order_fast():
 @pytest.mark.slow
 @pytest.mark.parametrize("paper", ["chistikov", "boursier", "wang_ma"])
 def test_claims_fast_versions_slow(paper):
-    claims = scenarios.check_claims(paper, fast=True)
+    claims = papers.check_claims(paper, fast=True)
     failed = [(c.name, c.measured, c.expected) for c in claims if c.passed is False]
     assert not failed, failed
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("paper", scenarios.PAPERS)
+@pytest.mark.parametrize("paper", list(papers.PAPERS))
 def test_claims_full(paper):
-    claims = scenarios.check_claims(paper, fast=False)
+    claims = papers.check_claims(paper, fast=False)
     failed = [(c.name, c.measured, c.expected) for c in claims if c.passed is False]
     assert not failed, failed
 
 
 def test_report_writer(tmp_path, monkeypatch):
-    fake = [scenarios.Claim("x.y", "a statement", 1.0, 1.0, "exact", True, "why",
+    fake = [papers.Claim("x.y", "a statement", 1.0, 1.0, "exact", True, "why",
                             [{"seed": 0, "v": 1.5}])]
-    monkeypatch.setattr(scenarios, "check_claims", lambda p, fast: fake)
-    rc = scenarios.cli_main(["min", "--out", str(tmp_path), "--no-figures"])
+    monkeypatch.setattr(reproduce, "check_claims", lambda p, fast: fake)
+    rc = reproduce.cli_main(["min", "--out", str(tmp_path)])
     assert rc == 0
     text = (tmp_path / "reproduce_fast.md").read_text()
     assert "| x.y: a statement | 1 | 1 | exact | pass |" in text and "| 0 | 1.5 |" in text
+    data = json.loads((tmp_path / "reproduce_fast.json").read_text())
+    assert data["min"][0]["name"] == "x.y" and data["min"][0]["table"] == [{"seed": 0, "v": 1.5}]
+    assert not list(tmp_path.glob("*.png"))  # the library draws no figures
 
 
 def test_claims_for_run_checks_the_current_run():
@@ -101,9 +108,9 @@ def test_claims_for_run_checks_the_current_run():
 
     tp = Config().with_updates({"data.kind": "three_point", "model.width": 40,
                                 "integrator.t_end": 60.0, "record.frames": 30})
-    (claim,) = scenarios.claims_for_run(simulate(tp), "boursier")
+    (claim,) = papers.claims_for_run(simulate(tp), "boursier")
     assert claim.details == "trapped at the least-squares fit"
     assert abs(claim.measured - theory.ols_fit(tp).loss) <= 1e-3
     toy = Config().with_updates({"model.width": 20, "record.frames": 30})
-    checks = {c.name: c for c in scenarios.claims_for_run(simulate(toy), "min")}
+    checks = {c.name: c for c in papers.claims_for_run(simulate(toy), "min")}
     assert checks["this run: cones"].passed and checks["this run: stable rank"].passed

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dynamics import sweep as sw
+from dynamics import sweeps as sw
+from dynamics.limits import Limits
 from dynamics.service import Service
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,9 +48,9 @@ def assert_same_numbers(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 @pytest.fixture(scope="module")
 def local_client():
-    client = sw.local_client(n_workers=2)
+    client = sw.default_clusters().local(2)
     yield client
-    sw.close_clients()
+    sw.default_clusters().close()
 
 
 # ----------------------------------------------------------------------------- spec
@@ -89,7 +90,7 @@ def test_spec_errors_are_clear(bad, where, words):
 
 
 def test_too_many_points(monkeypatch):
-    monkeypatch.setenv(sw.ENV_MAX_POINTS, "10")
+    monkeypatch.setenv("EAE_MAX_SWEEP_POINTS", "10")
     with pytest.raises(sw.SweepError) as ei:
         tiny_spec(seeds=[0, 1, 2])
     (msg,) = ei.value.for_field("axes")
@@ -112,7 +113,7 @@ def test_builtins_validate_in_both_sizes():
     for name in sw.BUILTINS:
         q, f = sw.builtin_sweep(name, quick=True), sw.builtin_sweep(name, quick=False)
         assert q.builtin == name and all(p.config is not None for p in q.points())
-        assert q.n_points() < f.n_points() <= sw.DEFAULT_MAX_POINTS
+        assert q.n_points() < f.n_points() <= Limits().max_sweep_points
     with pytest.raises(sw.SweepError):
         sw.builtin_sweep("nope")
 
@@ -235,7 +236,7 @@ def test_real_scheduler_and_worker_processes(tmp_path):
             [str(DASK), "worker", addr, "--nthreads", "1", "--nworkers", "2",
              "--no-dashboard"], env=env, stdout=logs[1], stderr=subprocess.STDOUT,
             start_new_session=True))
-        client = sw.remote_client(addr, timeout=60)
+        client = sw.default_clusters().remote(addr, timeout=60)
         client.wait_for_workers(2, timeout=120)
         spec = tiny_spec()
         res = sw.run_sweep(spec, scheduler=addr)
@@ -252,7 +253,7 @@ def test_real_scheduler_and_worker_processes(tmp_path):
         assert json.loads(cp.stdout)["statuses"] == {"completed": 8}
         assert_same_numbers(pd.read_parquet(out), res.frame)
     finally:
-        sw.close_remote(addr)
+        sw.default_clusters().close_remote(addr)
         for p in reversed(procs):
             p.terminate()
         for p in reversed(procs):
@@ -317,7 +318,8 @@ def test_sweeps_page_runs_a_tiny_sweep(local_client):
     at = AppTest.from_file(str(page), default_timeout=120)
     at.run()
     assert not at.exception
-    assert at.query_params.get("sweep") in ("trap_probability", ["trap_probability"])
+    assert at.selectbox(key="sweeps.builtin").value == "trap_probability"
+    assert "sweep" not in at.query_params  # the default built-in: the binder writes no default
     at.radio(key="sweeps.mode").set_value("Compose").run()
     at.radio(key="sweeps.naxes").set_value(1).run()
     area = next(t for t in at.text_area if t.key.startswith("sweeps.base."))

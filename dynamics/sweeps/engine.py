@@ -1,0 +1,354 @@
+"""Running a sweep: on Dask (`run_sweep`) or in this process (`run_sweep_serial`).
+
+`Clusters` owns this process's Dask clients: a `LocalCluster` (worker processes with one
+thread each, n_workers = cores, started on first use and reused while the cache directory and
+worker count stay the same) and clients of remote schedulers (named by ``scheduler=`` or
+``DASK_SCHEDULER_ADDRESS``). `default_clusters()` is the process's shared one (closed at exit);
+a caller that wants its own lifecycle makes a `Clusters()` and closes it (or uses ``with``).
+
+Workers compute through the service layer (`default_service().run`), so points already
+computed anywhere come from the shared disk cache: the client's cache directory is handed to
+LocalCluster workers, and to any worker that has none. Remote workers need this package
+importable (install it or set PYTHONPATH).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import logging
+import math
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..limits import get_settings
+from ..status import Status
+from .io import SweepResult, make_frame
+from .spec import Point, Sweep
+from .summaries import compute_point
+
+ENV_SCHEDULER = "DASK_SCHEDULER_ADDRESS"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+ProgressCallback = Callable[[int, int, dict[str, Any]], None]
+log = logging.getLogger(__name__)
+
+
+def scheduler_address(scheduler: str | None = None) -> str | None:
+    """`scheduler`, else env DASK_SCHEDULER_ADDRESS, else None (a LocalCluster)."""
+    return scheduler or os.environ.get(ENV_SCHEDULER) or None
+
+
+def _cache_dir() -> str:
+    from ..service import default_cache_dir
+
+    return str(default_cache_dir())
+
+
+# ============================================================================ clusters
+class Clusters:
+    """This process's Dask clients: one LocalCluster and a client per remote scheduler."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._local: dict[str, Any] = {}
+        self._remote: dict[str, Any] = {}
+
+    def __enter__(self) -> Clusters:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def local(self, n_workers: int | None = None) -> Any:
+        """The LocalCluster client (worker processes, one thread each, n = cores), started on
+        first use and reused while the cache dir and worker count stay the same."""
+        from distributed import Client, LocalCluster
+
+        n = n_workers or os.cpu_count() or 1
+        cache_dir = _cache_dir()
+        with self._lock:
+            cur = self._local.get("client")
+            if cur is not None:
+                same = self._local["cache_dir"] == cache_dir and (
+                    n_workers is None or self._local["n_workers"] == n)
+                if same and cur.status == "running":
+                    return cur
+                self._close_local()
+            pp = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.ERROR,
+                                   env={"EAE_CACHE_DIR": cache_dir, "PYTHONPATH": pp})
+            client = Client(cluster, set_as_default=False)
+            self._local.update(cluster=cluster, client=client, cache_dir=cache_dir,
+                               n_workers=n)
+            return client
+
+    def remote(self, address: str, timeout: float = 10.0) -> Any:
+        """A client of the cluster at `address` (one per address)."""
+        from distributed import Client
+
+        with self._lock:
+            cur = self._remote.get(address)
+            if cur is not None and cur.status == "running":
+                return cur
+            client = Client(address, set_as_default=False, timeout=timeout)
+            self._remote[address] = client
+            return client
+
+    def client(self, scheduler: str | None = None, n_workers: int | None = None) -> Any:
+        """The client a sweep uses: remote when an address is named (or in the environment),
+        else local."""
+        addr = scheduler_address(scheduler)
+        return self.remote(addr) if addr else self.local(n_workers)
+
+    def close_remote(self, address: str) -> None:
+        """Close the client of the cluster at `address` (the cluster keeps running)."""
+        with self._lock:
+            c = self._remote.pop(address, None)
+        if c is not None:
+            with contextlib.suppress(Exception):
+                c.close()
+
+    def close(self) -> None:
+        """Close the LocalCluster and the remote clients (remote clusters keep running)."""
+        with self._lock:
+            self._close_local()
+            for c in self._remote.values():
+                with contextlib.suppress(Exception):
+                    c.close()
+            self._remote.clear()
+
+    def _close_local(self) -> None:
+        client, cluster = self._local.pop("client", None), self._local.pop("cluster", None)
+        for obj in (client, cluster):
+            if obj is not None:
+                with contextlib.suppress(Exception):
+                    obj.close()
+        self._local.clear()
+
+
+@functools.cache
+def default_clusters() -> Clusters:
+    """The process's shared `Clusters` (created on first use, closed at exit)."""
+    clusters = Clusters()
+    atexit.register(clusters.close)
+    return clusters
+
+
+def get_client(scheduler: str | None = None, n_workers: int | None = None) -> Any:
+    """`default_clusters().client(...)`: the client a sweep of this process uses."""
+    return default_clusters().client(scheduler, n_workers)
+
+
+def n_workers_of(client: Any) -> int:
+    try:
+        return len(client.scheduler_info(n_workers=-1)["workers"])
+    except Exception:
+        return 0
+
+
+# ============================================================================ one point on a worker
+class _RemoteCancel:
+    """Event-like view of a distributed.Event, polled at most every `every` seconds."""
+
+    def __init__(self, name: str, every: float = 0.25):
+        self.name, self.every = name, every
+        self._ev: Any = None
+        self._last = -math.inf
+        self._set = False
+
+    def is_set(self) -> bool:
+        if self._set:
+            return True
+        now = time.monotonic()
+        if now - self._last < self.every:
+            return False
+        self._last = now
+        try:
+            if self._ev is None:
+                from distributed import Event
+
+                self._ev = Event(self.name)
+            self._set = bool(self._ev.is_set())
+        except Exception:
+            return False
+        return self._set
+
+
+def _run_point(config_json: str, cache_dir: str | None, cancel_name: str | None,
+               opts: dict[str, Any]) -> dict[str, Any]:
+    """The Dask task: one point on a worker (gets the client's cache dir if it has none)."""
+    if cache_dir and not get_settings().cache_dir:
+        os.environ["EAE_CACHE_DIR"] = cache_dir  # read by the worker's default_service
+    config = Config.from_json(config_json)
+    cancel = _RemoteCancel(cancel_name) if cancel_name else None
+    return compute_point(config, cancel=cancel, **opts)
+
+
+# ============================================================================ running
+def _point_opts(sweep: Sweep) -> dict[str, Any]:
+    return {"record": tuple(sweep.record), "trap_tol": sweep.trap_tol,
+            "trap_threshold": sweep.trap_threshold}
+
+
+def _is_cancelled(cancel: Any) -> bool:
+    if cancel is None:
+        return False
+    if hasattr(cancel, "is_set"):
+        return bool(cancel.is_set())
+    return bool(cancel())
+
+
+def _invalid_row(p: Point) -> dict[str, Any]:
+    return {"status": Status.INVALID.value, "message": p.error}
+
+
+def _collect(f: Any) -> dict[str, Any]:
+    try:
+        if f.status == "finished":
+            row = f.result()
+            return dict(row) if isinstance(row, Mapping) else {
+                "status": Status.ERROR.value,
+                "message": f"unexpected task result {type(row).__name__}"}
+        if f.status == "error":
+            exc = f.exception()
+            return {"status": Status.ERROR.value, "message": f"{type(exc).__name__}: {exc}"}
+        return {"status": Status.CANCELLED.value, "message": f"the task was {f.status}"}
+    except Exception as e:
+        return {"status": Status.ERROR.value, "message": f"{type(e).__name__}: {e}"}
+
+
+def cancel_futures(client: Any, futures: list[Any], event_name: str, timeout: float
+                   ) -> None:
+    """Tell the running simulations of `futures` to stop (the distributed.Event they poll),
+    cancel the futures, and wait until the scheduler has none of them processing."""
+    from distributed import Event
+
+    if not futures:
+        return
+    keys = {f.key for f in futures}
+    with contextlib.suppress(Exception):
+        Event(event_name, client=client).set()
+    with contextlib.suppress(Exception):
+        client.cancel(futures, force=True)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            busy = {k for ks in client.processing().values() for k in ks}
+        except Exception:
+            return
+        if not (busy & keys):
+            return
+        time.sleep(0.05)
+    log.warning("sweep cancel: tasks still processing after %.0f s", timeout)
+
+
+def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
+              n_workers: int | None = None, clusters: Clusters | None = None,
+              progress: ProgressCallback | None = None, cancel: Any = None,
+              cancel_timeout: float = 15.0) -> SweepResult:
+    """Run every point on Dask and return the table.
+
+    `client`: a distributed.Client to use (else `(clusters or default_clusters()).client(
+    scheduler, n_workers)`). `progress(done, total, row)` is called in this thread as points
+    finish (invalid points first). `cancel`: an Event-like object (or a callable) polled
+    every 50 ms; when set, the outstanding futures are
+    cancelled, running simulations are told to stop, and this returns once the scheduler has
+    no task of this sweep left processing (at most `cancel_timeout` s); the points that did
+    not finish are rows with status "cancelled". If `progress` raises, the outstanding work is
+    cancelled the same way and the exception propagates.
+    """
+    from distributed import as_completed
+
+    start = time.perf_counter()
+    points = sweep.points()
+    total = len(points)
+    rows: dict[int, dict[str, Any]] = {}
+    done = 0
+    for p in points:
+        if p.config is None:
+            rows[p.index] = _invalid_row(p)
+            done += 1
+            if progress is not None:
+                progress(done, total, {"index": p.index, **p.values, "seed": p.seed,
+                                       **rows[p.index]})
+    valid = [p for p in points if p.config is not None]
+    cancelled = False
+    address = ""
+    workers = 0
+    if valid:
+        if client is None:
+            client = (clusters or default_clusters()).client(scheduler, n_workers)
+        address = str(getattr(client.scheduler, "address", "") or "")
+        workers = n_workers_of(client)
+        token = uuid.uuid4().hex[:12]
+        ev_name = f"eae-sweep-cancel-{token}"
+        cache_dir = _cache_dir()
+        opts = _point_opts(sweep)
+        futs: dict[Any, Point] = {}
+        for p in valid:
+            assert p.config is not None
+            f = client.submit(_run_point, p.config.to_json(), cache_dir,
+                              ev_name if cancel is not None else None, opts,
+                              key=f"eae-sweep-{token}-{p.index}", pure=False, retries=0)
+            futs[f] = p
+        pending = set(futs)
+        ac = as_completed(list(futs), loop=client.loop)
+        ok = False
+        try:
+            while pending:
+                if _is_cancelled(cancel):
+                    cancelled = True
+                    break
+                if not ac.has_ready():
+                    time.sleep(0.05)
+                    continue
+                for f in ac.next_batch(block=False):
+                    pending.discard(f)
+                    p = futs[f]
+                    rows[p.index] = _collect(f)
+                    done += 1
+                    if progress is not None:
+                        progress(done, total, {"index": p.index, **p.values, "seed": p.seed,
+                                               **rows[p.index]})
+            ok = True
+        finally:
+            if pending or not ok:
+                cancel_futures(client, list(pending), ev_name, cancel_timeout)
+                cancelled = True
+            with contextlib.suppress(Exception):
+                ac.clear()
+            del futs, pending  # the event is only ever set on cancel, and stays set
+    return SweepResult(sweep=sweep, frame=make_frame(sweep, rows), cancelled=cancelled,
+                       elapsed_s=time.perf_counter() - start, scheduler=address,
+                       n_workers=workers)
+
+
+def run_sweep_serial(sweep: Sweep, *, progress: ProgressCallback | None = None,
+                     cancel: Any = None, service: Any = None) -> SweepResult:
+    """The same sweep in this process, one point after another (reference and benchmark)."""
+    start = time.perf_counter()
+    points = sweep.points()
+    rows: dict[int, dict[str, Any]] = {}
+    cancelled = False
+    opts = _point_opts(sweep)
+    for done, p in enumerate(points, 1):
+        if _is_cancelled(cancel):
+            cancelled = True
+            break
+        rows[p.index] = (_invalid_row(p) if p.config is None
+                         else compute_point(p.config, service=service, **opts))
+        if progress is not None:
+            progress(done, len(points), {"index": p.index, **p.values, "seed": p.seed,
+                                         **rows[p.index]})
+    return SweepResult(sweep=sweep, frame=make_frame(sweep, rows), cancelled=cancelled,
+                       elapsed_s=time.perf_counter() - start, scheduler="in-process",
+                       n_workers=1)

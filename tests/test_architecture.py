@@ -1,0 +1,127 @@
+"""The layering rules of docs/ARCHITECTURE.md, read from the code's own imports (ast).
+
+Imports go down: app_pages -> ui -> viz -> dynamics; bench and tests sit beside the app and
+may use devtools; nothing imports bench or tests; dynamics has no import circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("dynamics", "viz", "ui", "app_pages", "bench", "devtools")
+TOP = {"streamlit", "bench", "tests", "viz", "ui", "app_pages", "devtools", "dynamics"}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute module names imported by a file (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = _module_name(path)
+    pkg = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg[: len(pkg) - (node.level - 1)]
+                mod = ".".join([*base, node.module] if node.module else base)
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            # `from . import x` / `from pkg import sub`: the submodule is imported too
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return out
+
+
+def _files(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def _tops(path: Path) -> set[str]:
+    return {m.split(".")[0] for m in _imports(path)} & TOP
+
+
+FORBIDDEN = {
+    "dynamics": {"streamlit", "bench", "tests", "viz", "ui", "app_pages", "devtools"},
+    "viz": {"streamlit", "bench", "tests", "ui", "app_pages", "devtools"},
+    "ui": {"bench", "tests", "app_pages", "devtools"},
+    "app_pages": {"bench", "tests", "devtools"},
+    "bench": {"tests"},
+    "devtools": {"tests", "bench", "dynamics", "viz", "ui", "app_pages"},
+}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_imports_only_go_down(package: str) -> None:
+    bad = {f"{p.relative_to(ROOT)} imports {sorted(_tops(p) & FORBIDDEN[package])}"
+           for p in _files(package) if _tops(p) & FORBIDDEN[package]}
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_circle_in_dynamics() -> None:
+    files = {_module_name(p): p for p in _files("dynamics")}
+    graph = {m: {i for i in _imports(p) if i in files and i != m} for m, p in files.items()}
+    # a package's __init__ re-exporting its submodules is not a circle of code
+    for m in graph:
+        graph[m] = {i for i in graph[m] if not (i != m and m.startswith(i + ".")
+                                                 and files[i].name == "__init__.py")}
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m: str, stack: list[str]) -> bool:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                cycle.extend([*stack[stack.index(n):], n] if n in stack else [m, n])
+                return True
+            if n not in state and visit(n, [*stack, n]):
+                return True
+        state[m] = 2
+        return False
+
+    for m in sorted(graph):
+        if m not in state and visit(m, [m]):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_no_os_environ_reads_of_eae_variables() -> None:
+    """Every EAE_* variable is read in dynamics/limits.py only (writing one for a child process
+    is allowed)."""
+    offenders = []
+    for package in ("dynamics", "viz", "ui", "app_pages"):
+        for p in _files(package):
+            if p.relative_to(ROOT).as_posix() == "dynamics/limits.py":
+                continue
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and node.args:
+                    f = ast.unparse(node.func)
+                    a0 = node.args[0]
+                    if f in ("os.environ.get", "os.getenv", "environ.get") and \
+                            isinstance(a0, ast.Constant) and str(a0.value).startswith("EAE_"):
+                        offenders.append(f"{p.relative_to(ROOT)}:{node.lineno}")
+                if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ" \
+                        and isinstance(node.ctx, ast.Load):
+                    s = node.slice
+                    if isinstance(s, ast.Constant) and str(s.value).startswith("EAE_"):
+                        offenders.append(f"{p.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, offenders
+
+
+def test_pages_define_no_plotly_config_of_their_own() -> None:
+    """One Plotly config (viz.style) for every chart; pages do not spell their own."""
+    offenders = [str(p.relative_to(ROOT)) for p in _files("app_pages")
+                 if "displaylogo" in p.read_text(encoding="utf-8")]
+    assert not offenders, offenders
