@@ -92,6 +92,6 @@ st.dataframe(pd.DataFrame(thread_settings()), hide_index=True, width="stretch")
 st.subheader("Versions")
 st.dataframe(pd.DataFrame(
     [{"package": p, "version": _version(p)}
-     for p in ("numpy", "numba", "scipy", "streamlit", "plotly", "pydantic", "diskcache")]
+     for p in ("numpy", "numba", "scipy", "streamlit", "plotly", "pydantic")]
     + [{"package": "python", "version": platform.python_version()}]),
     hide_index=True)

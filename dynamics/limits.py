@@ -2,8 +2,8 @@
 
 `Limits`: explicit bounds on size and compute. Every limit has a safe default for a small shared
 machine and can be raised or lowered by the operator (documented in the README). Validation
-(`config.py`) and uploads check against them before any work starts, and name the limit and the
-value in the message.
+(`config/checks.py`) and uploads check against them before any work starts, and name the limit
+and the value in the message.
 
 `Settings`: where things live and how many threads they use (cache directory, kernel, BLAS and
 NumPy threads). They never change a result's bits.

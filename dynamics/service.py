@@ -435,7 +435,7 @@ class Service:
                 self._counts["errors"] += 1
             raise ServiceError(f"Could not build the initial state of this run: "
                                f"{type(e).__name__}: {e}") from e
-        return dataclasses.replace(traj, status=status.value, message=message)
+        return dataclasses.replace(traj, status=status, message=message)
 
     # ---------------------------------------------------------------------------- worker
     def _work(self, flight: _Flight) -> None:

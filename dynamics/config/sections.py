@@ -1,0 +1,183 @@
+"""The sections of a run's configuration, as frozen pydantic models with their ranges.
+
+Conventions (see DESIGN.md): h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu); a bias is an
+appended input coordinate equal to 1; loss reduced by mean (1/n Σ) or sum; time is gradient-flow
+time (GD: t = kη). Each data kind is its own section, told apart by `kind`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .arrays import FloatMatrix, FloatVector, array_digest, frozen, same_array
+
+LOSSES = ("square", "logistic", "exponential")
+DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "digits", "array")
+
+
+class Section(BaseModel):
+    """A frozen group of settings: unknown keys and non-finite floats are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Pos = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+# ----------------------------------------------------------------------------- data
+class _DataBase(Section):
+    bias: bool = Field(False, description="append a constant coordinate 1 to every input")
+
+
+class PointsData(_DataBase):
+    """2D points given by angle (degrees), radius and label: the 'data angles' users edit."""
+
+    kind: Literal["points"] = "points"
+    angles_deg: tuple[Finite, ...] = (15.0, 75.0, 195.0, 255.0)
+    radii: tuple[Pos, ...] = (1.0, 1.0, 1.0, 1.0)
+    labels: tuple[Finite, ...] = (1.0, 1.0, -1.0, -1.0)
+
+
+class ClustersData(_DataBase):
+    """k cluster centres on the circle (angle, radius) with isotropic Gaussian noise; one label
+    per cluster."""
+
+    kind: Literal["clusters"] = "clusters"
+    angles_deg: tuple[Finite, ...] = (20.0, 80.0, 210.0)
+    labels: tuple[Finite, ...] = (1.0, 1.0, -1.0)
+    radius: Pos = 1.0
+    n_per: Annotated[int, Field(ge=1)] = 10
+    noise: NonNeg = 0.1
+
+
+class TwoSignalsData(_DataBase):
+    """Wang & Ma: x₊ = ‖x₊‖(1, 0) labelled +1 and x₋ at `angle_deg` from it labelled −1; the
+    loss weights x₊ by the class weight p (n₊/n₋ and a class weight are the same parameter)."""
+
+    kind: Literal["two_signals"] = "two_signals"
+    angle_deg: Annotated[float, Field(gt=0, lt=180, allow_inf_nan=False)] = 17.19
+    p: Pos = 2.0
+    norm_plus: Pos = 1.0
+    norm_minus: Pos = 1.0
+    n_per: Annotated[int, Field(ge=1)] = 1
+    noise: NonNeg = 0.0
+
+
+class TeacherData(_DataBase):
+    """Chistikov et al.: x_i ~ N(μ, (ρ/d) I), μ uniform on the sphere, y_i = relu(⟨v*, x_i⟩).
+    Centred: v* = μ, ρ = 1. Uncentred: v* = x₀/‖x₀‖ for an extra sample x₀, ρ = √2 − 1.
+    Samples with some ∠(v*, x_i) ≥ 90° are redrawn."""
+
+    kind: Literal["teacher"] = "teacher"
+    d: Annotated[int, Field(ge=2)] = 16
+    n: Annotated[int, Field(ge=1)] | None = None  # None: n = d, as in the paper
+    scheme: Literal["centred", "uncentred"] = "centred"
+    rho: Pos | None = None  # None: the scheme's value
+
+
+class ThreePointData(_DataBase):
+    """Boursier & Flammarion's Section 5 data: univariate x with a hidden bias (input (x, 1))."""
+
+    kind: Literal["three_point"] = "three_point"
+    bias: bool = True
+    x: tuple[Finite, ...] = (-0.75, -0.5, 0.125)
+    y: tuple[Finite, ...] = (1.1, 0.1, 0.8)
+
+
+class DigitsData(_DataBase):
+    """Two classes of scikit-learn's 8×8 digits (pixels/16), first class +1, second −1, centred
+    by the mean over all used images (Min et al.)."""
+
+    kind: Literal["digits"] = "digits"
+    classes: tuple[Annotated[int, Field(ge=0, le=9)], Annotated[int, Field(ge=0, le=9)]] = (0, 1)
+    n_per_class: Annotated[int, Field(ge=1)] | None = None  # None: all (about 180 each)
+    centre: bool = True
+
+
+class ArrayData(_DataBase):
+    """Data given directly (uploads): rows of X (n × d) and their labels y (n), held as
+    read-only float64 arrays; equal when their bits are equal."""
+
+    kind: Literal["array"] = "array"
+    X: FloatMatrix = Field(default_factory=lambda: frozen([[1.0, 0.0], [0.0, 1.0]]))
+    y: FloatVector = Field(default_factory=lambda: frozen([1.0, -1.0]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayData):
+            return NotImplemented
+        return (self.bias == other.bias and same_array(self.X, other.X)
+                and same_array(self.y, other.y))
+
+    def __hash__(self) -> int:
+        return hash((self.bias, array_digest(self.X), array_digest(self.y)))
+
+
+DataConfig = Annotated[
+    Union[PointsData, ClustersData, TwoSignalsData, TeacherData, ThreePointData, DigitsData,  # noqa: UP007
+          ArrayData],
+    Field(discriminator="kind"),
+]
+DATA_CLASSES: dict[str, type[_DataBase]] = {
+    "points": PointsData, "clusters": ClustersData, "two_signals": TwoSignalsData,
+    "teacher": TeacherData, "three_point": ThreePointData, "digits": DigitsData,
+    "array": ArrayData,
+}
+
+
+# ----------------------------------------------------------------------------- the rest
+class ModelConfig(Section):
+    """h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu), width m."""
+
+    width: Annotated[int, Field(ge=1)] = 50
+    gamma: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    c: Pos = 1.0
+    train_output: bool = True
+
+
+class LossConfig(Section):
+    """square ½(ŷ−y)², logistic ln(1+e^{−yŷ}), exponential e^{−yŷ}; L = (1/n or 1) Σ_i s_i ℓ_i."""
+
+    kind: Literal["square", "logistic", "exponential"] = "square"
+    reduction: Literal["mean", "sum"] = "mean"
+
+
+class InitConfig(Section):
+    """Entry std σ₀ = scale (none), scale/√m (sqrt_m), scale/√(dm) (sqrt_dm).
+
+    balanced: w ~ N(0, σ₀² I), a_j = ±‖w_j‖ (random sign); gaussian: w, a independent N(0, σ₀²);
+    dominated: w entries U(−σ₀, σ₀), a_j = ±σ₀√d (|a_j| > ‖w_j‖); fixed_output: w ~ N(0, σ₀² I),
+    a_j = ±output_value / (1, √m or m by output_norm), not trained.
+    """
+
+    scheme: Literal["balanced", "gaussian", "dominated", "fixed_output"] = "balanced"
+    scale: Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)] = 1e-3
+    normalisation: Literal["none", "sqrt_m", "sqrt_dm"] = "sqrt_m"
+    output_value: Pos = 1.0
+    output_norm: Literal["none", "sqrt_m", "m"] = "sqrt_m"
+
+
+class IntegratorConfig(Section):
+    """gd: fixed step lr, t = k·lr, steps = round(t_end/lr). gf: adaptive Bogacki–Shampine 3(2)
+    on dθ/dt = −∇L with error control (rtol, atol; atol None = 1e-6 × initial max|θ|)."""
+
+    method: Literal["gd", "gf"] = "gf"
+    t_end: Pos = 60.0
+    lr: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] = 1e-2
+    rtol: Annotated[float, Field(ge=1e-13, le=0.1, allow_inf_nan=False)] = 1e-6
+    atol: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    max_steps: Annotated[int, Field(ge=1)] = 2_000_000
+
+
+class RecordConfig(Section):
+    """Snapshots: `frames` times, log- or linearly spaced from t_first to t_end, plus t = 0.
+    Dense scalars (loss, rates) on a `scalars`-point grid of the same spacing."""
+
+    frames: Annotated[int, Field(ge=2)] = 120
+    spacing: Literal["log", "linear"] = "log"
+    t_first: Pos | None = None  # None: t_end·1e-4 (log) or t_end/frames (linear)
+    scalars: Annotated[int, Field(ge=10)] = 800
+    plane: Literal["auto", "pca", "axes", "signals", "teacher"] = "auto"
