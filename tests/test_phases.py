@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from dynamics import phases
 from dynamics.analysis import analyse
@@ -13,7 +14,7 @@ from dynamics.trajectory import Trajectory
 
 
 def _traj(t, loss, norms, *, a=None, acc=None, cos_plus=None, cos_minus=None, proj=None,
-          scalars=None, events=None, kind="points") -> Trajectory:
+          scalars=None, events=None, kind="points", store_w=True) -> Trajectory:
     F, m = norms.shape
     a = np.ones((F, m)) if a is None else a
     cfg = Config() if kind == "points" else Config.from_dict(
@@ -28,7 +29,8 @@ def _traj(t, loss, norms, *, a=None, acc=None, cos_plus=None, cos_minus=None, pr
         config=cfg, t=np.asarray(t, float), loss=np.asarray(loss, float),
         accuracy=np.full(F, np.nan) if acc is None else np.asarray(acc, float), a=a,
         norms=norms, proj=np.zeros((F, m, 2)) if proj is None else proj, plane=np.eye(2),
-        plane_names=("x₁", "x₂"), W=W, W_frames=np.arange(F), X=X, y=np.array([1.0, -1.0]),
+        plane_names=("x₁", "x₂"), W=W if store_w else W[:0],
+        W_frames=np.arange(F) if store_w else np.zeros(0, int), X=X, y=np.array([1.0, -1.0]),
         sw=np.ones(2), active=None,
         events=events or {"t": np.zeros(0), "neuron": np.zeros(0, int),
                           "point": np.zeros(0, int), "on": np.zeros(0, bool)},
@@ -102,7 +104,8 @@ def test_accuracy_plateau_and_activation_changes():
 
 
 def test_wang_ma_phases_on_crafted_counts():
-    """Phases I–IV from crafted neuron states: 4 positive, 4 negative neurons."""
+    """Phases I–IV from crafted neuron states: 4 positive, 4 negative neurons (no full W
+    stored: the cosine fallback of `kink_states`)."""
     t = _grid()
     F = len(t)
     m = 8
@@ -121,7 +124,8 @@ def test_wang_ma_phases_on_crafted_counts():
     loss = np.where(t < 0.1, 1.0, 0.5)
     acc = np.where(t < 3, 0.5, 1.0)
     tr = _traj(t, loss, np.full((F, m), 1e-3), a=a, acc=acc, cos_plus=cp, cos_minus=cm,
-               proj=proj, kind="two_signals")
+               proj=proj, kind="two_signals", store_w=False)
+    assert not phases.kink_states(tr).filippov.any()
     ph, counts, summary = phases.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"
     got = {p.name: (p.start, p.end) for p in ph}
@@ -152,3 +156,54 @@ def test_analyse_real_run_is_fast_and_consistent():
     assert {"extremal_max", "extremal_min", "signal"} <= kinds
     assert any(m.source == "predicted" and m.name.startswith("Min") for m in an.markers)
     assert an.cone_normals is not None and an.cone_normals.shape == (4, 2)
+
+
+# ----------------------------------------------------------------------------- Wang & Ma kinks
+def _two_signal_residuals(h_plus: float, h_minus: float, delta: float = 0.3, p: float = 2.0):
+    """X = [x₊, x₋] at angle δ, y = (+1, −1), class weight p, exponential loss (mean): the
+    residual weights r_i = −R s_i ∂ℓ(h_i, y_i)."""
+    X = np.array([[1.0, 0.0], [np.cos(delta), np.sin(delta)]])
+    y = np.array([1.0, -1.0])
+    sw = np.array([p, 1.0])
+    r = -0.5 * sw * phases.loss_derivative("exponential", np.array([h_plus, h_minus]), y)
+    return X, y, r
+
+
+def test_kink_side_follows_the_filippov_condition():
+    """A negative neuron on x₊'s kink, active on x₋, slides (inactive on x₊) while
+    h(x₊) + h(x₋) < ln(p/cos δ) = 0.7388 and is active once the sum is above, whichever side of
+    the kink it sits on within the band; off the band the sign decides."""
+    thr = np.log(2.0 / np.cos(0.3))
+    assert thr == pytest.approx(0.7388, abs=1e-4)
+    X, y, _ = _two_signal_residuals(0, 0)
+    # ⟨w, x₊⟩ = ±1e-4 (on the kink) and ±0.1 (off it), ⟨w, x₋⟩ > 0 for all four
+    W = np.array([[1e-4, 1.0], [-1e-4, 1.0], [0.1, 1.0], [-0.1, 1.0]])
+    a = -np.ones(4)
+    for total, slides in ((thr - 0.01, True), (thr + 0.01, False)):
+        _, _, r = _two_signal_residuals(1.5, total - 1.5)
+        active, sliding = phases._side_of_kink(W, a, X[0], y > 0, X, r, 0.0, 1.0, 5e-3)
+        assert list(sliding[:2]) == [slides, slides]
+        assert list(active[:2]) == [not slides, not slides]
+        assert list(active[2:]) == [True, False] and not sliding[2:].any()
+
+
+def test_wang_ma_flow_phases_and_predicted_reactivation():
+    """The preset under the flow: four phases in order, IV where h(x₊) + h(x₋) reaches
+    ln(p/cos δ); GD with the coarse η = 5e-3 crosses both conditions early."""
+    from dynamics.papers import wang_ma
+    from dynamics.simulate import simulate
+
+    tr = simulate(wang_ma.config(t_end=1000.0))
+    ph, _counts, summary = phases.wang_ma_phases(tr)
+    assert summary == "I → II → III → IV"
+    st = {p.name: p.start for p in ph}
+    t_pred, why = phases.predicted_reactivation(tr)
+    assert t_pred is not None and "Filippov" in why
+    assert abs(st["Phase IV"] - t_pred) <= 0.1 * t_pred
+    assert st["Phase III"] < st["Phase IV"]
+    hs = phases.signal_output_sum(tr)
+    f = tr.frame_at(t_pred)
+    assert hs[f] >= phases.reactivation_threshold(tr) > hs[f - 1]
+    gd = simulate(wang_ma.config(t_end=1000.0, method="gd", lr=5e-3))
+    st_gd = {p.name: p.start for p in phases.wang_ma_phases(gd)[0]}
+    assert st_gd["Phase IV"] < 0.7 * st["Phase IV"]  # not the flow limit

@@ -4,7 +4,9 @@
   ``stable_rank``, ``nuclear_norm``, ``theta_sq``, ``n_active`` at the last frame;
 - ``t_align``: end of the detected "alignment" phase (`Service.analyse`; `phases.detect_phases`
   when the analysis has none); ``t_phase_I``, ``t_phase_II``: ends of Wang & Ma's Phases I
-  and II (two-signal data; NaN when Phase II lasts to the end);
+  and II (two-signal data; NaN when Phase II lasts to the end); ``t_phase_III``,
+  ``t_phase_IV``: detected starts of Phases III and IV, ``t_phase_IV_pred`` the predicted one
+  (`phases.predicted_reactivation`; NaN when not reached);
   ``t_half_loss``: first time the loss has made half of its total drop; ``t_cone``: Min et al.'s
   alignment time `phases.cone_time` (the rule the claims use: the first frame from which every
   neuron stays dead or in its cone S₊ (a_j > 0) / S₋ (a_j < 0); NaN when the run ends
@@ -13,8 +15,11 @@
   ``t_theory`` = ln(1/λ)/‖γ_[n]‖ (`theory.chistikov_alignment_time`), ``t_min_bound`` (Min et
   al.'s T, `theory.min_alignment_bound`);
 - ``ols_loss`` (the least-squares plateau, `theory.ols_fit`; square loss only) and ``trapped``:
-  final loss ≥ ``trap_threshold`` when one is given, else |final loss − OLS loss| ≤ ``trap_tol``
-  (Boursier & Flammarion's spurious stationary point).
+  final loss ≥ ``trap_threshold`` when one is given, else Boursier & Flammarion's spurious
+  stationary point decided from the dynamics at the last frame
+  (`papers.boursier.trap_state`): |final loss − OLS loss| ≤ ``trap_tol`` *and* no neuron can
+  still grow there — so a slow escape is not a trap, whatever the horizon. Without a stored
+  final W, the level test alone.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ SUMMARIES: dict[str, str] = {
     "t_align": "end of the detected alignment phase",
     "t_phase_I": "end of Wang & Ma's Phase I (two-signal data)",
     "t_phase_II": "end of Wang & Ma's Phase II, the accuracy plateau (NaN: no escape)",
+    "t_phase_III": "start of Wang & Ma's Phase III, positive neurons leave x₋ (detected)",
+    "t_phase_IV": "start of Wang & Ma's Phase IV, negative neurons return to x₊ (detected)",
+    "t_phase_IV_pred": "Phase IV predicted: first h(x₊) + h(x₋) ≥ ln(p/cos δ) [derived]",
     "t_half_loss": "first time the loss has made half of its total drop",
     "t_cone": "Min et al.: first time from which every non-dead neuron stays in S₊ (a>0) or "
               "S₋ (a<0)",
@@ -52,7 +60,8 @@ SUMMARIES: dict[str, str] = {
     "t_theory": "ln(1/λ)/‖γ_[n]‖ in our time (Chistikov et al.)",
     "t_min_bound": "Min et al.'s alignment bound T in our time",
     "ols_loss": "least-squares (OLS) loss of the data (square loss)",
-    "trapped": "the run ended at the spurious OLS plateau (or above trap_threshold)",
+    "trapped": "the run ended at the spurious OLS stationary point: at the OLS loss and no "
+               "neuron can still grow (or above trap_threshold)",
 }
 log = logging.getLogger(__name__)
 
@@ -95,6 +104,13 @@ def summarise(traj: Any, analysis: Any = None, *, record: Sequence[str] = tuple(
     t_last = float(traj.t[-1]) if traj.n_frames else np.nan
     out["t_phase_II"] = next((p.end for p in detected if p.name == "Phase II"
                               and p.end < t_last * (1 - 1e-9)), np.nan)
+    out["t_phase_III"] = next((p.start for p in detected if p.name == "Phase III"), np.nan)
+    out["t_phase_IV"] = next((p.start for p in detected if p.name == "Phase IV"), np.nan)
+    out["t_phase_IV_pred"] = np.nan
+    if cfg.data.kind == "two_signals" and "t_phase_IV_pred" in want:
+        with contextlib.suppress(Exception):
+            t_pred = phmod.predicted_reactivation(traj)[0]
+            out["t_phase_IV_pred"] = np.nan if t_pred is None else t_pred
     out["t_half_loss"] = half_loss_time(traj)
     t_cone = phmod.cone_time(traj) if "t_cone" in want and traj.n_frames else None
     out["t_cone"] = np.nan if t_cone is None else t_cone
@@ -116,6 +132,13 @@ def summarise(traj: Any, analysis: Any = None, *, record: Sequence[str] = tuple(
         trapped = bool(np.isfinite(final) and final >= trap_threshold)
     elif np.isfinite(ols) and ols > trap_tol and np.isfinite(final):
         trapped = bool(abs(final - ols) <= trap_tol)
+        if trapped and "trapped" in want:
+            from ..papers.boursier import trap_state  # the paper's criterion, one home
+
+            with contextlib.suppress(Exception):
+                state = trap_state(traj, trap_tol)
+                if state.trapped is not None:
+                    trapped = state.trapped
     out["trapped"] = trapped
     for k in [k for k in out if k not in want]:
         del out[k]
