@@ -293,3 +293,27 @@ def test_report_figure_draws_loss_series_and_markers(traj):
     assert dashes == ["dash", "dash", "solid", "solid"]  # each marker on both panels
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert float(np.min(fig.data[0].x)) > 0  # t = 0 drawn at t₁/2 on the log axis
+
+
+def test_phase_times_figure_colours_by_phase_and_marks_predictions() -> None:
+    """The Wang & Ma phase-time sweep: colour = phase (the app's phase colours), the predicted
+    Phase IV dotted with open markers, NaN (phase not reached) left out."""
+    import pandas as pd
+
+    from viz.style import phase_colour
+    from viz.sweeps import builtin_figure
+
+    rows = []
+    for angle in (10.0, 30.0):
+        for p in (2.0, 4.0):
+            rows.append({"data.angle_deg": angle, "data.p": p, "init.scale": 1e-3, "seed": 0,
+                         "status": "completed", "t_phase_III": 300.0 + angle,
+                         "t_phase_IV": np.nan if angle == 30.0 else 600.0,
+                         "t_phase_IV_pred": np.nan if angle == 30.0 else 610.0})
+    fig = builtin_figure("phase_times", pd.DataFrame(rows))
+    by_name = {t.name: t for t in fig.data}
+    assert by_name["Phase III, p = 2, init 0.001"].line.color == phase_colour("Phase III")
+    pred = by_name["Phase IV predicted, p = 4, init 0.001"]
+    assert pred.line.color == phase_colour("Phase IV") and pred.line.dash == "dot"
+    assert pred.marker.symbol.endswith("-open")
+    assert list(by_name["Phase IV, p = 2, init 0.001"].x) == [10.0]  # NaN at 30° dropped

@@ -318,12 +318,51 @@ def phase1_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
     return fig
 
 
+def phase_times_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
+    """Wang & Ma: detected starts of Phases III and IV (solid, filled) and the predicted IV
+    (dotted, open) against the angle δ. Colour = phase (the app's phase colours), line dash =
+    class weight p, marker = init scale; NaN rows (phase not reached) drop out."""
+    fig = go.Figure()
+    dashes = ("solid", "dash", "dashdot", "longdash")
+    symbols = ("circle", "square", "diamond", "triangle-up")
+    ps = sorted(df["data.p"].dropna().unique()) if "data.p" in df else [None]
+    scales = sorted(df["init.scale"].dropna().unique()) if "init.scale" in df else [None]
+    curves = (("t_phase_III", "Phase III", False), ("t_phase_IV", "Phase IV", False),
+              ("t_phase_IV_pred", "Phase IV", True))
+    for col, phase, predicted in curves:
+        if col not in df:
+            continue
+        for i, p in enumerate(ps):
+            for j, sc in enumerate(scales):
+                sub = df
+                if p is not None:
+                    sub = sub[sub["data.p"] == p]
+                if sc is not None:
+                    sub = sub[sub["init.scale"] == sc]
+                ag = aggregate(sub, "data.angle_deg", col)
+                ag = ag[np.isfinite(ag["median"].to_numpy(float))]
+                if ag.empty:
+                    continue
+                label = f"{phase}{' predicted' if predicted else ''}, p = {p:g}, init {sc:g}"
+                symbol = symbols[j % len(symbols)] + ("-open" if predicted else "")
+                fig.add_trace(go.Scatter(
+                    x=ag["data.angle_deg"], y=ag["median"], mode="lines+markers", name=label,
+                    line={"color": phase_colour(phase), "width": 1.5 if predicted else 2.5,
+                          "dash": "dot" if predicted else dashes[i % len(dashes)]},
+                    marker={"size": 11 if predicted else 8, "symbol": symbol},
+                    hovertemplate=f"{label}<br>δ = %{{x}}°<br>t = %{{y:.4g}}<extra></extra>"))
+    return _layout(fig, "Wang & Ma phase starts against the angle δ (gf; open markers: Phase IV "
+                   "predicted from h(x₊) + h(x₋) = ln(p/cos δ))",
+                   "angle δ between x₊ and x₋ (degrees)", "time t", False, True, presenter)
+
+
 BUILTIN_FIGURES = {
     "alignment_vs_scale": alignment_vs_scale_figure,
     "max_angle_vs_lambda": max_angle_figure,
     "trap_probability": trap_figure,
     "alignment_vs_mu": alignment_vs_mu_figure,
     "phase1_vs_angle": phase1_figure,
+    "phase_times": phase_times_figure,
 }
 
 
@@ -358,4 +397,5 @@ def finite_fraction(df: pd.DataFrame, col: str) -> float:
 __all__ = ["BUILTIN_FIGURES", "Fit", "aggregate", "alignment_vs_mu_figure",
            "alignment_vs_scale_figure", "builtin_figure", "default_figure", "finite_fraction",
            "fit_line", "heatmap_figure", "lines_figure", "max_angle_figure", "phase1_figure",
+           "phase_times_figure",
            "trap_figure"]
