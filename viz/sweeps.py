@@ -325,8 +325,7 @@ def phase_times_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
     fig = go.Figure()
     dashes = ("solid", "dash", "dashdot", "longdash")
     symbols = ("circle", "square", "diamond", "triangle-up")
-    ps = sorted(df["data.p"].dropna().unique()) if "data.p" in df else [None]
-    scales = sorted(df["init.scale"].dropna().unique()) if "init.scale" in df else [None]
+    ps, scales = sorted(df["data.p"].dropna().unique()), sorted(df["init.scale"].dropna().unique())
     curves = (("t_phase_III", "Phase III", False), ("t_phase_IV", "Phase IV", False),
               ("t_phase_IV_pred", "Phase IV", True))
     for col, phase, predicted in curves:
@@ -334,11 +333,7 @@ def phase_times_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
             continue
         for i, p in enumerate(ps):
             for j, sc in enumerate(scales):
-                sub = df
-                if p is not None:
-                    sub = sub[sub["data.p"] == p]
-                if sc is not None:
-                    sub = sub[sub["init.scale"] == sc]
+                sub = df[(df["data.p"] == p) & (df["init.scale"] == sc)]
                 ag = aggregate(sub, "data.angle_deg", col)
                 ag = ag[np.isfinite(ag["median"].to_numpy(float))]
                 if ag.empty:
