@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--peers", default=",".join(peers.PEERS), help="comma list of peers")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: "
                     + ", ".join(SECTIONS))
+    ap.add_argument("--only", default="", help="comma list of the only sections to run (the "
+                    "others are skipped), e.g. --only flow")
     ap.add_argument("--json", help="also write the raw results as JSON here")
     return ap
 
@@ -71,10 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         return run_tool(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     skip = frozenset(s.strip() for s in args.skip.split(",") if s.strip())
-    unknown = skip - set(SECTIONS)
+    only = frozenset(s.strip() for s in args.only.split(",") if s.strip())
+    unknown = (skip | only) - set(SECTIONS)
     if unknown:
-        print(f"unknown section(s) in --skip: {', '.join(sorted(unknown))}", file=sys.stderr)
+        print(f"unknown section(s) in --skip/--only: {', '.join(sorted(unknown))}",
+              file=sys.stderr)
         return 2
+    if only:
+        skip |= frozenset(SECTIONS) - only
     opts = Options(quick=args.quick, sizes=parse_sizes(args.sizes) if args.sizes else None,
                    repeats=args.repeats,
                    peers=tuple(p.strip() for p in args.peers.split(",") if p.strip()),

@@ -1,9 +1,15 @@
-"""Adaptive gradient flow (`gf`) against SciPy's solve_ivp, and Wang & Ma's kink sliding.
+"""Adaptive gradient flow (`gf`) against SciPy's solve_ivp and diffrax, and Wang & Ma's kink
+sliding.
 
 `gf_vs_scipy` integrates the SAME ODE dθ/dt = −∇L(θ) (OUR loss L = (1/n)Σ ½(h − y)²) with the
 core's adaptive stepper and with solve_ivp on the flattened parameters: same rtol and atol,
 same t-span, same machine, same run. Evaluations are right-hand-side calls (for LSODA including
 its finite-difference Jacobian columns).
+
+`end_to_end` times what a user waits for: the bare stepper, `simulate()` with every frame's
+metrics, diffrax (JAX's adaptive ODE library: Bosh3, the same Bogacki–Shampine pair, at the same
+rtol/atol and frame times, the whole solve jit-compiled, compile time apart) and SciPy RK23 on
+the same ODE and starting point.
 """
 
 from __future__ import annotations
@@ -15,10 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from dynamics.kernels import GDStepper, GFStepper, Problem, default_atol, loss_grad, loss_value
+from dynamics.kernels import (
+    GDStepper,
+    GFStepper,
+    Problem,
+    default_atol,
+    loss_grad,
+    loss_value,
+    make_stepper,
+)
 
 from . import peers
-from .problems import EMPTY, EXAMPLES, from_config
+from .problems import EMPTY, EXAMPLES, flow_runs, from_config
 
 
 def flat_rhs(p: Problem, m: int, d: int) -> tuple[Callable[[float, np.ndarray], np.ndarray],
@@ -135,3 +149,194 @@ def kink_section(quick: bool) -> dict[str, Any]:
     for r in rows:
         r["dist_to_finest_gd"] = float(np.linalg.norm(r.pop("W") - ref) / np.linalg.norm(ref))
     return {"t_end": t_end, "rows": rows, "m": W0.shape[0]}
+
+
+# ----------------------------------------------------------------------------- end to end
+class _Capped(Exception):
+    """A peer used its evaluation cap."""
+
+
+def jax_flow(p: Problem, m: int, d: int) -> Callable[..., Any]:
+    """−∇L on the flattened θ = (W.ravel(), a) in JAX (float64), the same model and loss as
+    the kernels: σ(u) = max(u, γu) with σ'(0) = γ (0 for ReLU), L = R Σ_i s_i ℓ(h_i, y_i);
+    a frozen output layer has da/dt = 0."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    X, y, sw = jnp.asarray(p.X), jnp.asarray(p.y), jnp.asarray(p.sw)
+    R = 1.0 / p.X.shape[0] if p.reduction == "mean" else 1.0
+    gamma, c = float(p.gamma), float(p.c)
+
+    def loss(th: Any) -> Any:
+        W, a = th[: m * d].reshape(m, d), th[m * d:]
+        Z = X @ W.T
+        h = c * (jnp.where(Z > 0, Z, gamma * Z) @ a)
+        if p.loss == "square":
+            ell = 0.5 * (h - y) ** 2
+        elif p.loss == "logistic":
+            ell = jnp.logaddexp(0.0, -y * h)
+        else:
+            ell = jnp.exp(-y * h)
+        return R * jnp.sum(sw * ell)
+
+    grad = jax.grad(loss)
+    frozen = jnp.r_[jnp.ones(m * d), jnp.full(m, 1.0 if p.train_output else 0.0)]
+
+    def f(_t: Any, th: Any, _args: Any) -> Any:
+        return -grad(th) * frozen
+
+    return f
+
+
+def diffrax_solver(p: Problem, W0: np.ndarray, a0: np.ndarray, ts: np.ndarray, rtol: float,
+                   atol: float, max_steps: int) -> tuple[Callable[[], Any], float]:
+    """diffrax's Bosh3 (the Bogacki–Shampine 3(2) pair of `gf`) with a PIDController at the
+    same rtol/atol, SaveAt the frame times ``ts``, the whole solve one jit-compiled function;
+    returns (run, compile seconds). ``run()`` → (ys at ts (inf where not reached), steps,
+    accepted, rejected, ok); not ok when ``max_steps`` ran out first."""
+    import diffrax
+    import jax
+    import jax.numpy as jnp
+
+    m, d = W0.shape
+    term = diffrax.ODETerm(jax_flow(p, m, d))
+    ts_j = jnp.asarray(ts)
+
+    def solve(th0: Any) -> Any:
+        sol = diffrax.diffeqsolve(
+            term, diffrax.Bosh3(), t0=0.0, t1=float(ts[-1]), dt0=None, y0=th0,
+            saveat=diffrax.SaveAt(ts=ts_j),
+            stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+            max_steps=max_steps, throw=False)
+        st = sol.stats
+        return (sol.ys, st["num_steps"], st["num_accepted_steps"], st["num_rejected_steps"],
+                sol.result == diffrax.RESULTS.successful)
+
+    th0 = jnp.asarray(np.concatenate((W0.ravel(), a0)))
+    t0 = time.perf_counter()
+    compiled = jax.jit(solve).lower(th0).compile()
+    compile_s = time.perf_counter() - t0
+
+    def run() -> Any:
+        out = compiled(th0)
+        jax.block_until_ready(out)
+        return out
+
+    return run, compile_s
+
+
+def _bare(p: Problem, W0: np.ndarray, a0: np.ndarray, it: Any, targets: np.ndarray,
+          grid: np.ndarray) -> Any:
+    """The stepper alone over the same frame times and scalar grid as simulate()."""
+    st = make_stepper(it.method, p, W0, a0, it)
+    for tt in targets:
+        st.advance(float(tt), 10**9, grid[np.searchsorted(grid, st.t, "right"):
+                                          np.searchsorted(grid, tt, "right")])
+    return st
+
+
+def _rk23(p: Problem, W0: np.ndarray, a0: np.ndarray, ts: np.ndarray, rtol: float,
+          atol: float, cap: int) -> dict[str, Any]:
+    """SciPy RK23 to ts[-1] with `t_eval` = ts, stopped after `cap` evaluations."""
+    from scipy.integrate import solve_ivp
+
+    m, d = W0.shape
+    rhs, counter = flat_rhs(p, m, d)
+    reached = [0.0]
+
+    def capped(t: float, th: np.ndarray) -> np.ndarray:
+        if counter[0] >= cap:
+            raise _Capped
+        reached[0] = max(reached[0], t)
+        return rhs(t, th)
+
+    t0 = time.perf_counter()
+    try:
+        sol = solve_ivp(capped, (0.0, float(ts[-1])), np.concatenate((W0.ravel(), a0)),
+                        method="RK23", rtol=rtol, atol=atol, t_eval=ts)
+        loss = (loss_value(p, sol.y[: m * d, -1].reshape(m, d), sol.y[m * d:, -1])
+                if sol.success else float("nan"))
+        note = "" if sol.success else str(sol.message)
+    except _Capped:
+        loss, note = float("nan"), f"stopped at {cap:,} evaluations, t = {reached[0]:.4g}"
+    return {"rk23_s": time.perf_counter() - t0, "rk23_evals": counter[0], "rk23_note": note,
+            "rk23_loss": loss}
+
+
+def end_to_end(quick: bool, repeats: int) -> dict[str, Any]:
+    """Per run of `problems.flow_runs`: the bare stepper (`make_stepper(...).advance` over the
+    frame times), `simulate()` end to end (data, init, integration, every frame's metrics, the
+    Trajectory), diffrax (optional: skipped with the reason when it does not import) and SciPy
+    RK23 (`t_eval` at the frame times; timed once, it is slow). Medians over `repeats`
+    interleaved rounds; diffrax's compile time is reported apart. Peers that grind (kinks
+    make an error-controlled solver without a kink floor take ever smaller steps) stop at
+    `caps`: diffrax's max_steps, RK23's evaluations; the row says how far they got."""
+    from dynamics.data import build_dataset
+    from dynamics.init import init_weights
+    from dynamics.simulate import Recording, build_problem, simulate
+
+    try:
+        import diffrax
+
+        why_not, dfx_version = None, str(diffrax.__version__)
+    except Exception as e:  # not installed (optional), or a broken install
+        why_not, dfx_version = f"not importable ({type(e).__name__}: {e})"[:160], None
+    caps = (20_000, 30_000) if quick else (200_000, 600_000)
+    out: dict[str, Any] = {"rows": [], "diffrax": dfx_version, "diffrax_skipped": why_not,
+                           "repeats": repeats, "caps": caps}
+    for name, cfg in flow_runs(quick).items():
+        ds = build_dataset(cfg)
+        W0, a0 = init_weights(cfg, ds.d)
+        p = build_problem(cfg, ds)
+        it = cfg.integrator
+        rtol = float(it.rtol)
+        atol = float(it.atol) if it.atol is not None else default_atol(W0, a0, rtol)
+        policy = Recording.from_config(cfg)
+        st0 = make_stepper(it.method, p, W0, a0, it)
+        targets = st0.landing_times(policy.frames[1:])
+        ts = np.r_[0.0, targets]
+        simulate(cfg)  # compile / warm every kernel
+        _bare(p, W0, a0, it, targets[:2], policy.scalars)
+        dfx_run, compile_s = (None, float("nan"))
+        if why_not is None:
+            dfx_run, compile_s = diffrax_solver(p, W0, a0, ts, rtol, atol, caps[0])
+            dfx_run()
+        walls: dict[str, list[float]] = {"bare": [], "simulate": [], "diffrax": []}
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            st = _bare(p, W0, a0, it, targets, policy.scalars)
+            walls["bare"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            tr = simulate(cfg)
+            walls["simulate"].append(time.perf_counter() - t0)
+            if dfx_run is not None:
+                t0 = time.perf_counter()
+                dfx = dfx_run()
+                walls["diffrax"].append(time.perf_counter() - t0)
+        m, d = W0.shape
+        rk = _rk23(p, W0, a0, ts, rtol, atol, caps[1])
+        row: dict[str, Any] = {
+            "run": name, "m": m, "d": d, "n": ds.n, "t_end": float(ts[-1]), "frames": len(ts),
+            "rtol": rtol, "atol": atol, "loss": cfg.loss.kind,
+            "bare_s": statistics.median(walls["bare"]), "bare_evals": st.n_evals,
+            "simulate_s": statistics.median(walls["simulate"]), "sim_evals": tr.n_evals,
+            "sim_status": str(tr.status), "loss_end": float(tr.loss[-1]),
+            "bare_min_s": min(walls["bare"]), "simulate_min_s": min(walls["simulate"]),
+            **rk, "diffrax_compile_s": compile_s}
+        if dfx_run is not None:
+            ys, steps, acc, rej, ok = dfx
+            ys = np.asarray(ys)
+            done = np.all(np.isfinite(ys), axis=1)
+            th = ys[-1]
+            row.update({"diffrax_s": statistics.median(walls["diffrax"]),
+                        "diffrax_t": float(ts[done].max()) if done.any() else 0.0,
+                        "diffrax_max_steps": caps[0],
+                        "diffrax_min_s": min(walls["diffrax"]),
+                        "diffrax_steps": int(steps), "diffrax_accepted": int(acc),
+                        "diffrax_rejected": int(rej), "diffrax_ok": bool(ok),
+                        "diffrax_loss": (loss_value(p, th[: m * d].reshape(m, d), th[m * d:])
+                                         if np.all(np.isfinite(th)) else float("nan"))})
+        out["rows"].append(row)
+    return out

@@ -12,9 +12,12 @@ Sections (each a table in the report, each goal a ratio measured in this same ru
    λ = 4⁻⁶) to a time where the loss is below 1e-6.
 3. ``kink``: Wang & Ma's example (examples/two_signals.json): evaluations, steps at the kink
    floor, and the distance to GD with a small learning rate (bench.flow).
-4. ``memory``: bytes per frame of a Trajectory at m = 1000 (bench.runtime).
-5. ``threads``: two simulations in two threads against one alone (bench.runtime).
-6. ``startup``: a fresh process to its first result, with an empty numba cache (cold) and with
+4. ``flow``: end to end on three runs (three points, teacher, Wang & Ma): the bare stepper,
+   ``simulate()`` with every frame's metrics, diffrax (optional, like JAX; compile time apart)
+   and SciPy RK23 at the same frame times, and their ratios (bench.flow.end_to_end).
+5. ``memory``: bytes per frame of a Trajectory at m = 1000 (bench.runtime).
+6. ``threads``: two simulations in two threads against one alone (bench.runtime).
+7. ``startup``: a fresh process to its first result, with an empty numba cache (cold) and with
    the cache filled by the previous run (warm), in a private NUMBA_CACHE_DIR (bench.runtime).
 
 Not a test: nothing here asserts a speed. ``quick`` shrinks every section (smoke tests).
@@ -30,15 +33,15 @@ from typing import Any
 from dynamics.kernels import default_tolerances
 
 from . import peers
-from .flow import gf_vs_scipy, kink_section
+from .flow import end_to_end, gf_vs_scipy, kink_section
 from .gd_peers import SIZES, THREADED_WORK, core_variants, gd_table
 from .machine import core_blas_threads, core_threads, loadavg, machine
 from .problems import EXAMPLES, from_config, three_point
 from .runtime import memory_section, startup_section, threads_section
 
 #: Section names, in the order they run; `Options.skip` takes any of them.
-SECTIONS = ("gd", "blas2", "three_point", "chistikov", "lsoda", "kink", "memory", "threads",
-            "startup")
+SECTIONS = ("gd", "blas2", "three_point", "chistikov", "lsoda", "kink", "flow", "memory",
+            "threads", "startup")
 
 
 def _say(msg: str) -> None:
@@ -95,6 +98,9 @@ def measure(opts: Options, say: Callable[[str], None] = _say) -> dict[str, Any]:
     if "kink" not in skip:
         say("kink sliding ...")
         res["kink"] = kink_section(quick)
+    if "flow" not in skip:
+        say("end to end: bare stepper, simulate(), diffrax, SciPy RK23 ...")
+        res["flow"] = end_to_end(quick, 1 if quick else 5)
     if "memory" not in skip:
         say("memory ...")
         res["memory"] = memory_section(quick)

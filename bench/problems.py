@@ -51,3 +51,26 @@ def from_config(path: Path, **updates: Any) -> tuple[Any, Problem, np.ndarray, n
     ds = build_dataset(cfg)
     W0, a0 = init_weights(cfg, ds.d)
     return cfg, build_problem(cfg, ds), W0, a0
+
+
+def flow_runs(quick: bool = False) -> dict[str, Any]:
+    """The end-to-end runs of issue 16 as Configs (adaptive gf, the configs' frames):
+    Boursier & Flammarion's three points (m = 200, balanced λ = 1e-3/√m, t = 4000), a
+    Chistikov et al. teacher run (d = 16, λ = 4⁻⁶ with their √(dm) normalisation, m = 200,
+    t = 1000) and Wang & Ma's two signals (its `four_phases` preset, integrated by gf). ``quick``
+    shrinks widths and times (smoke tests)."""
+    from dynamics.config import Config
+    from dynamics.papers import PAPERS
+
+    def load(name: str) -> Config:
+        return Config.from_json((EXAMPLES / name).read_text())
+
+    runs = {"three-point": load("three_point.json"),
+            "teacher": load("teacher.json").with_updates({"integrator.t_end": "1000"}),
+            "Wang & Ma": PAPERS["wang_ma"].presets(True)["four_phases"].with_updates(
+                {"integrator.method": "gf"})}
+    if quick:
+        runs = {k: c.with_updates({"model.width": "12", "record.frames": "12",
+                                   "integrator.t_end": json.dumps(c.integrator.t_end / 100)})
+                for k, c in runs.items()}
+    return runs

@@ -24,6 +24,71 @@ def yes(ok: bool) -> str:
     return "**met**" if ok else "**not met**"
 
 
+def _s(x: float | None) -> str:
+    """Seconds with three decimals, "—" when not measured."""
+    return "—" if x is None or not np.isfinite(x) else f"{x:.3f}"
+
+
+def flow_lines(flow: dict[str, Any], goals: list[tuple[str, str, str]]) -> list[str]:
+    """The end-to-end table (bench.flow.end_to_end) and its goals (issue 16)."""
+    dfx = flow.get("diffrax")
+    L = ["## End to end: simulate() vs the bare stepper, diffrax and SciPy", "",
+         "What a user waits for, on the same ODE, starting point, rtol/atol and frame times. "
+         "`bare`: the adaptive stepper alone (`make_stepper(...).advance` to each frame time, "
+         "recording the dense scalars as simulate does). `simulate`: the whole run (data, "
+         "initialisation, integration, every frame's metrics: angles, cosines, singular "
+         "values, activation patterns; the Trajectory). diffrax"
+         + (f" {dfx}" if dfx else "") + ": `Bosh3` (the same Bogacki–Shampine 3(2) pair) with "
+         "a `PIDController` at the same rtol/atol (its own RMS error norm; ours is per neuron), "
+         "`SaveAt(ts=frame times)`, the whole solve one jit-compiled function, run after "
+         "compiling (compile time in its own column). SciPy RK23: `solve_ivp` with `t_eval` "
+         "at the frame times, timed once. Medians of "
+         f"{flow.get('repeats', '?')} interleaved rounds; evaluations are gradient "
+         "evaluations (diffrax: steps = accepted + rejected, 3 evaluations each). A peer that "
+         "grinds (Wang & Ma's kinks: no kink floor, ever smaller steps) is stopped at a cap; "
+         "its ratio is then a lower bound (≥).", "",
+         "| run | m, d, n | t_end, frames | bare (s) | simulate (s) | simulate / bare | "
+         "diffrax (s) [compile s] | diffrax / simulate | RK23 (s) | RK23 / simulate | "
+         "evaluations: bare / diffrax steps / RK23 | final loss: simulate / diffrax / RK23 |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in flow["rows"]:
+        sim = r["simulate_s"]
+        has = "diffrax_s" in r
+        done = r.get("diffrax_ok", True)
+        dx = (f"{_s(r['diffrax_s'])} [{r['diffrax_compile_s']:.1f}]"
+              + ("" if done else f" (used max_steps = {r['diffrax_max_steps']:,} by "
+                 f"t = {r['diffrax_t']:.4g})")) if has else "skipped"
+        steps = f"{r['diffrax_steps']:,}" if has else "—"
+        dl = f"{r['diffrax_loss']:.6g}" if has and done else "—"
+        rk_done = not r.get("rk23_note")
+        rk = _s(r["rk23_s"]) + ("" if rk_done else f" ({r['rk23_note']})")
+        rkl = f"{r['rk23_loss']:.6g}" if rk_done else "—"
+        at_least = "" if done else "≥ "  # stopped early: the full solve takes longer
+        L.append(f"| {r['run']} | {r['m']}, {r['d']}, {r['n']} | {r['t_end']:g}, "
+                 f"{r['frames']} | {_s(r['bare_s'])} | {_s(sim)} | "
+                 f"{sim / r['bare_s']:.2f}× | {dx} | "
+                 + (f"{at_least}{r['diffrax_s'] / sim:.2f}×" if has else "—")
+                 + f" | {rk} | {'' if rk_done else '≥ '}{r['rk23_s'] / sim:.1f}× | "
+                 f"{r['bare_evals']:,} / {steps} / {r['rk23_evals']:,} | "
+                 f"{r['loss_end']:.6g} / {dl} / {rkl} |")
+    if flow.get("diffrax_skipped"):
+        L.append(f"\n_diffrax skipped: {flow['diffrax_skipped']}_")
+    L.append("")
+    rows = flow["rows"]
+    goals.append(("simulate() ≤ 1.3× the bare stepper (" + ", ".join(
+        r["run"] for r in rows) + ")", ", ".join(
+        f"{r['simulate_s'] / r['bare_s']:.2f}×" for r in rows),
+        yes(all(r["simulate_s"] <= 1.3 * r["bare_s"] for r in rows))))
+    timed = [r for r in rows if "diffrax_s" in r]
+    if timed:
+        goals.append(("simulate() ≥ 3× faster than diffrax end to end (" + ", ".join(
+            r["run"] for r in timed) + ")", ", ".join(
+            ("" if r.get("diffrax_ok", True) else "≥ ") + f"{r['diffrax_s'] / r['simulate_s']:.2f}×"
+            for r in timed),
+            yes(all(r["diffrax_s"] >= 3 * r["simulate_s"] for r in timed))))
+    return L
+
+
 def render(res: dict[str, Any]) -> str:
     """The Markdown report of `bench.measure.measure`'s results (pure: reads only `res`)."""
     mc = res["machine"]
@@ -163,6 +228,9 @@ def render(res: dict[str, Any]) -> str:
                      f"{r['rejected']:,} | {r['floor']:,} | {r['wall_s']:.3f} | "
                      f"{r['loss']:.10f} | {r['dist_to_finest_gd']:.2e} |")
         L.append("")
+    flow = res.get("flow")
+    if flow is not None:
+        L += flow_lines(flow, goals)
     mem = res.get("memory")
     if mem is not None:
         L += ["## Memory", "",

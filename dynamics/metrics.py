@@ -1,12 +1,15 @@
 """Metrics of a network state (W (m, d), a (m,)) or of a sequence of states.
 
-All functions are pure and vectorised. Angles are in degrees. A neuron is *active* when it
+All functions are pure (NumPy, or a compiled kernel where a frame's cost mattered). Angles are
+in degrees. A neuron is *active* when it
 is nonzero and ⟨w_j, x_i⟩ > 0 for some data point (σ'(0) = 0 convention); *dead* otherwise.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .kernels.record import GRAM_BUFFER, angle_stats
 
 _TINY = 1e-300
 
@@ -66,13 +69,16 @@ def pairwise_angles(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray
 def max_mean_angle(W: np.ndarray, X: np.ndarray, mask: np.ndarray | None = None
                    ) -> tuple[float, float]:
     """Max and mean pairwise angle (degrees) among active neurons (optionally also within
-    `mask`); 0 when fewer than two."""
+    `mask`); 0 when fewer than two. The angles of ``angle_matrix`` (to ~1e-13 rad), computed
+    a block of rows at a time in compiled code (``kernels.record.angle_stats``): no (k, k)
+    matrix, which at every frame cost more than the integration (issue 16)."""
     sel = active_mask(W, X) if mask is None else (active_mask(W, X) & mask)
-    A = angle_matrix(W, sel)
-    k = A.shape[0]
+    W = np.ascontiguousarray(W, dtype=float)
+    amax, total, k = angle_stats(W, np.ascontiguousarray(sel, dtype=bool), np.empty(W.shape),
+                                 np.empty(max(GRAM_BUFFER, W.shape[0])))
     if k < 2:
         return 0.0, 0.0
-    return float(A.max()), float(A.sum() / (k * (k - 1)))
+    return float(np.degrees(amax)), float(np.degrees(total) / (k * (k - 1) / 2))
 
 
 def stable_rank(W: np.ndarray) -> float:

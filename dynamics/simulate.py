@@ -25,7 +25,8 @@ from . import metrics
 from .config import Config
 from .data import Dataset, build_dataset
 from .init import init_weights
-from .kernels import METHODS, Problem, Stepper, StepStatus, forward, loss_grad, loss_value
+from .kernels import METHODS, Problem, Stepper, StepStatus, loss_value
+from .kernels.record import FRAME_METRICS, FrameProbe
 from .limits import get_limits
 from .status import Status
 from .trajectory import Trajectory
@@ -142,111 +143,107 @@ def plane_for(config: Config, ds: Dataset,
 
 
 class _Recorder:
-    """Per-frame measurements, computed from full (W, a) at each frame."""
+    """Per-frame measurements, computed from full (W, a) at each frame into arrays allocated
+    once for every frame (``capacity`` = 1 + the targets: a run that stops early records at
+    most one frame more, at its stopping time, than the targets it reached).
+
+    Each frame is one ``kernels.record.FrameProbe`` call: the loss (the bits of
+    ``loss_grad``), the activation pattern W Xᵀ > 0, and one compiled pass for everything else
+    (norms, projections, cosines, singular values, ‖θ‖², balance drift, Min et al.'s rates, max
+    and mean pairwise angle, accuracy), equal to ``dynamics.metrics``'s NumPy formulas to
+    round-off (tests/test_simulate.py). Events are listed only for frames whose pattern
+    changed."""
 
     def __init__(self, policy: Recording, config: Config, ds: Dataset, problem: Problem,
-                 n_frames: int, W0: np.ndarray, a0: np.ndarray):
+                 capacity: int, W0: np.ndarray, a0: np.ndarray):
         self.ds, self.problem = ds, problem
         m, d, n = W0.shape[0], ds.d, ds.n
         self.plane, self.plane_names = plane_for(config, ds, policy.plane)
         self.W0, self.a0 = W0.copy(), a0.copy()
-        self.keep_w = policy.full_w_frames(n_frames, m, d)
-        self.keep_active = policy.keeps_active(n_frames, m, n)
+        self.keep_w = policy.full_w_frames(capacity, m, d)
+        self.keep_active = policy.keeps_active(capacity, m, n)
         dirs = dict(ds.directions)
         dirs["γ_[n]"] = (ds.sw[:, None] * ds.y[:, None] * ds.X).mean(axis=0)
         self.directions = {k: v for k, v in dirs.items() if np.linalg.norm(v) > 0}
         rng = np.random.default_rng(0)
         k = policy.max_pairwise
-        self.pair_subset = np.sort(rng.choice(m, k, replace=False)) if m > k else None
-        self.pair_mask = np.zeros(m, bool)
-        if self.pair_subset is not None:
-            self.pair_mask[self.pair_subset] = True
-        self.rows: dict[str, list[Any]] = {k: [] for k in (
-            "t", "loss", "accuracy", "a", "norms", "proj", "active")}
+        pair_mask = np.ones(m, bool)
+        if m > k:  # a fixed subset of k neurons
+            pair_mask[:] = False
+            pair_mask[rng.choice(m, k, replace=False)] = True
+        F = capacity
+        self.n = 0  # frames recorded
+        self.t = np.empty(F)
+        self.loss = np.empty(F)
+        self.accuracy = np.full(F, np.nan)
+        self.a = np.empty((F, m))
+        self.norms = np.empty((F, m))
+        self.proj = np.empty((F, m, 2))
+        self.cos = np.empty((F, len(self.directions), m))
+        self.fm = np.empty((F, len(FRAME_METRICS)))
+        # patterns: every frame's when stored, else two alternating (this frame, the last)
+        self.active = np.empty((F if self.keep_active else 2, m, n), bool)
         self.W_list: list[np.ndarray] = []
         self.W_frames: list[int] = []
-        self.fm: dict[str, list[float]] = {k: [] for k in (
-            "stable_rank", "spectral_sq", "nuclear_norm", "theta_sq", "max_angle",
-            "mean_angle", "balance_drift", "n_active", "n_dead", "norm_rate", "dir_rate",
-            "max_norm")}
-        self.cos: dict[str, list[np.ndarray]] = {k: [] for k in self.directions}
         self.ev: dict[str, list[Any]] = {"t": [], "neuron": [], "point": [], "on": []}
-        self.prev_pattern: np.ndarray | None = None
+        self.probe = FrameProbe(problem, m, self.plane, np.array(list(self.directions.values())),
+                                metrics.balance(W0, a0), pair_mask, ds.classification)
+
+    def _pattern(self, idx: int) -> np.ndarray:
+        return self.active[idx if self.keep_active else idx % 2]
 
     def record(self, t: float, W: np.ndarray, a: np.ndarray) -> None:
-        idx = len(self.rows["t"])
-        X, y = self.ds.X, self.ds.y
-        loss, gW, _ = loss_grad(self.problem, W, a)
-        h = forward(self.problem, W, a)
-        pattern = metrics.activation_pattern(W, X)
-        r = self.rows
-        r["t"].append(t)
-        r["loss"].append(loss)
-        r["accuracy"].append(metrics.accuracy(h, y) if self.ds.classification else np.nan)
-        r["a"].append(a.copy())
-        norms = np.linalg.norm(W, axis=1)
-        r["norms"].append(norms)
-        r["proj"].append(W @ self.plane.T)
-        if self.keep_active:
-            r["active"].append(pattern)
+        idx = self.n
+        pattern = self._pattern(idx)
+        prev = self._pattern(idx - 1) if idx > 0 else None
+        self.t[idx] = t
+        self.loss[idx] = self.probe.loss_grad(W, a)
+        self.a[idx] = a
         if idx in self.keep_w:
             self.W_list.append(W.copy())
             self.W_frames.append(idx)
-        s = np.linalg.svd(W, compute_uv=False)
-        fm = self.fm
-        fm["stable_rank"].append(float((s**2).sum() / s[0] ** 2) if s[0] > 0 else np.nan)
-        fm["spectral_sq"].append(float(s[0] ** 2))
-        fm["nuclear_norm"].append(float(s.sum()))
-        fm["theta_sq"].append(metrics.theta_sq(W, a))
-        act = pattern.any(axis=1)
-        sel = act if self.pair_subset is None else act & self.pair_mask
-        A = metrics.angle_matrix(W, sel)
-        k = A.shape[0]
-        fm["max_angle"].append(float(A.max()) if k > 1 else 0.0)
-        fm["mean_angle"].append(float(A.sum() / (k * (k - 1))) if k > 1 else 0.0)
-        fm["balance_drift"].append(metrics.balance_drift(W, a, self.W0, self.a0))
-        fm["n_active"].append(float(act.sum()))
-        fm["n_dead"].append(float((~act).sum()))
-        nr, dr = metrics.direction_rates(W, gW)
-        fm["norm_rate"].append(nr)
-        fm["dir_rate"].append(dr)
-        fm["max_norm"].append(float(norms.max()))
-        for k, v in self.directions.items():
-            self.cos[k].append(metrics.cosines(W, v))
-        if self.prev_pattern is not None:
-            j, i = np.nonzero(pattern != self.prev_pattern)
+        changes, self.accuracy[idx] = self.probe.measure(
+            W, a, pattern, prev, self.norms[idx], self.proj[idx], self.cos[idx], self.fm[idx])
+        if changes:
+            j, i = np.nonzero(pattern != prev)
             self.ev["t"].extend([t] * len(j))
             self.ev["neuron"].extend(j.tolist())
             self.ev["point"].extend(i.tolist())
             self.ev["on"].extend(pattern[j, i].tolist())
-        self.prev_pattern = pattern
+        self.n = idx + 1
+
+    @property
+    def last_t(self) -> float:
+        return float(self.t[self.n - 1])
 
     def finish(self, config: Config, scalars: dict[str, np.ndarray], status: Status, message: str,
                n_evals: int, n_steps: int, wall: float) -> Trajectory:
-        r = self.rows
-        m, n = self.W0.shape[0], self.ds.n
-        F = len(r["t"])
+        F = self.n
+        m = self.W0.shape[0]
+
+        def rows(x: np.ndarray) -> np.ndarray:  # the recorded frames, owning their memory
+            return x[:F] if F == x.shape[0] else x[:F].copy()
+
         return Trajectory(
             config=config,
-            t=np.asarray(r["t"], float),
-            loss=np.asarray(r["loss"], float),
-            accuracy=np.asarray(r["accuracy"], float),
-            a=np.asarray(r["a"], float).reshape(F, m),
-            norms=np.asarray(r["norms"], float).reshape(F, m),
-            proj=np.asarray(r["proj"], float).reshape(F, m, 2),
+            t=rows(self.t),
+            loss=rows(self.loss),
+            accuracy=rows(self.accuracy),
+            a=rows(self.a),
+            norms=rows(self.norms),
+            proj=rows(self.proj),
             plane=self.plane,
             plane_names=self.plane_names,
             W=np.asarray(self.W_list, float).reshape(len(self.W_list), m, self.ds.d),
             W_frames=np.asarray(self.W_frames, dtype=np.int64),
             X=self.ds.X, y=self.ds.y, sw=self.ds.sw,
-            active=(np.asarray(r["active"], bool).reshape(F, m, n)
-                    if self.keep_active else None),
+            active=rows(self.active) if self.keep_active else None,
             events={"t": np.asarray(self.ev["t"], float),
                     "neuron": np.asarray(self.ev["neuron"], np.int64),
                     "point": np.asarray(self.ev["point"], np.int64),
                     "on": np.asarray(self.ev["on"], bool)},
-            frame_metrics={k: np.asarray(v, float) for k, v in self.fm.items()},
-            cosines={k: np.asarray(v, float).reshape(F, m) for k, v in self.cos.items()},
+            frame_metrics={k: self.fm[:F, i].copy() for i, k in enumerate(FRAME_METRICS)},
+            cosines={k: self.cos[:F, i].copy() for i, k in enumerate(self.directions)},
             directions=self.directions,
             scalars=scalars,
             status=status, message=message, n_evals=int(n_evals), n_steps=int(n_steps),
@@ -272,8 +269,8 @@ def _next_chunk(evals: int, dt: float) -> int:
     """Evaluations for ~CHUNK_S seconds at the measured cost, growing at most 20× a chunk (the
     first chunks may include compilation or cold caches)."""
     per_eval = dt / max(evals, 1)
-    want = CHUNK_S / max(per_eval, 1e-9)
-    return int(np.clip(min(want, 20 * max(evals, FIRST_CHUNK)), FIRST_CHUNK, MAX_CHUNK))
+    want = min(CHUNK_S / max(per_eval, 1e-9), 20 * max(evals, FIRST_CHUNK))
+    return int(min(max(want, FIRST_CHUNK), MAX_CHUNK))  # plain floats: called per chunk
 
 
 def simulate(config: Config, progress: ProgressFn | None = None, deadline: float | None = None,
@@ -330,7 +327,9 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
                 message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} "
                            f"of {t_end:g}; the partial run is shown. {Status.DEADLINE.fix}")
                 break
-            grid = scal_grid[(scal_grid > stepper.t) & (scal_grid <= target)]
+            # the scalar grid in (t, target]: it increases, so a slice (no boolean masks)
+            grid = scal_grid[np.searchsorted(scal_grid, stepper.t, "right"):
+                             np.searchsorted(scal_grid, target, "right")]
             t_before, evals_before = stepper.t, stepper.n_evals
             c0 = time.perf_counter()
             adv = stepper.advance(float(target), chunk, grid)
@@ -363,7 +362,7 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
         if status is not Status.COMPLETED:
             break
         rec.record(float(target), stepper.W, stepper.a)
-    if status is not Status.COMPLETED and stepper.t > rec.rows["t"][-1]:
+    if status is not Status.COMPLETED and stepper.t > rec.last_t:
         W, a = stepper.W, stepper.a
         finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
         if finite and np.isfinite(loss_value(problem, W, a)):

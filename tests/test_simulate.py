@@ -252,3 +252,123 @@ def test_deadline_takes_effect_within_seconds_on_a_large_problem() -> None:
     wall = time.perf_counter() - t0
     assert tr.status == "deadline" and "time limit" in tr.message
     assert wall < 3.5, wall
+
+
+# ------------------------------------ recording at the kernel's pace (issue 16): same values
+def _recorded_before(tr: Trajectory, f: int) -> dict[str, object]:
+    """One frame's measurements by the former NumPy recorder (kept here as the reference):
+    loss_grad, W Xᵀ > 0, LAPACK SVD, the (k, k) angle matrix, metrics.* formulas."""
+    from dynamics import metrics
+    from dynamics.kernels import forward, loss_grad
+    from dynamics.simulate import build_problem
+    from tests.test_metrics import _max_mean_before
+
+    c = tr.config
+    ds = build_dataset(c)
+    p = build_problem(c, ds)
+    W, a = tr.W_at(f), tr.a[f]
+    W0, a0 = tr.W_at(0), tr.a[0]
+    loss, gW, _ = loss_grad(p, W, a)
+    pattern = (W @ ds.X.T) > 0
+    s = np.linalg.svd(W, compute_uv=False)
+    act = pattern.any(axis=1)
+    mx, mean = _max_mean_before(W, act)
+    nr, dr = metrics.direction_rates(W, gW)
+    norms = np.linalg.norm(W, axis=1)
+    return {
+        "loss": loss, "pattern": pattern, "norms": norms, "proj": W @ tr.plane.T,
+        "accuracy": (metrics.accuracy(forward(p, W, a), ds.y) if ds.classification
+                     else np.nan),
+        "cosines": {k: metrics.cosines(W, v) for k, v in tr.directions.items()},
+        "fm": {"stable_rank": (s**2).sum() / s[0] ** 2, "spectral_sq": s[0] ** 2,
+               "nuclear_norm": s.sum(), "theta_sq": metrics.theta_sq(W, a), "max_angle": mx,
+               "mean_angle": mean, "balance_drift": metrics.balance_drift(W, a, W0, a0),
+               "n_active": act.sum(), "n_dead": (~act).sum(), "norm_rate": nr,
+               "dir_rate": dr, "max_norm": norms.max()},
+        # magnitudes of the terms behind the two differences, for their round-off
+        "atol": {"balance_drift": 1e-14 * (a**2 + norms**2).max(),
+                 "norm_rate": 1e-14 * 2.0 * np.abs(gW * W).sum()}}
+
+
+RECORDED = {
+    "two_signals": SMALL,
+    "teacher": Config().with_updates({
+        "data.kind": "teacher", "data.d": 6, "model.width": 40, "record.frames": 15,
+        "integrator.t_end": 50.0, "init.scale": 1e-4}),
+    "three_point": Config().with_updates({
+        "data.kind": "three_point", "model.width": 30, "record.frames": 15,
+        "integrator.t_end": 400.0}),
+    "wang_ma_gd": Config().with_updates({
+        "data.kind": "two_signals", "loss.kind": "exponential", "model.train_output": False,
+        "init.scheme": "fixed_output", "model.width": 25, "record.frames": 15,
+        "integrator.method": "gd", "integrator.lr": 0.01, "integrator.t_end": 20.0}),
+    "digits_m_below_d": Config().with_updates({
+        "data.kind": "digits", "data.n_per_class": 10, "model.width": 30,
+        "record.frames": 6, "integrator.t_end": 2.0}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_recorded_frames_equal_the_former_numpy_recorder(name: str) -> None:
+    """Loss, patterns, events and accuracy exactly; the compiled metrics to round-off
+    (relative 1e-12, angles within 1e-9 rad) — over every frame of runs covering tight and wide
+    bundles, gd and gf, frozen outputs, classification and regression, m < d."""
+    from dynamics.kernels.record import FRAME_METRICS
+    from tests.test_metrics import ANGLE_TOL_RAD
+
+    tr = simulate(RECORDED[name])
+    assert tr.status == "completed", tr.message
+    assert len(tr.W_frames) == tr.n_frames and tr.active is not None
+    assert sorted(tr.frame_metrics) == sorted(FRAME_METRICS)
+    ev = []
+    for f in range(tr.n_frames):
+        ref = _recorded_before(tr, f)
+        assert tr.loss[f] == ref["loss"]
+        assert np.array_equal(tr.active[f], ref["pattern"])
+        np.testing.assert_array_equal(tr.accuracy[f], ref["accuracy"])
+        for key in ("norms", "proj"):
+            r = np.asarray(ref[key])
+            np.testing.assert_allclose(getattr(tr, key)[f], r, rtol=1e-12,
+                                       atol=1e-14 * np.abs(r).max())
+        for k, v in ref["cosines"].items():
+            np.testing.assert_allclose(tr.cosines[k][f], v, rtol=1e-12, atol=1e-14)
+        for k, v in ref["fm"].items():
+            got = tr.frame_metrics[k][f]
+            if k.endswith("_angle"):
+                assert abs(np.radians(got - v)) <= ANGLE_TOL_RAD, (k, f, got, v)
+            else:
+                np.testing.assert_allclose(got, v, rtol=1e-12, err_msg=k,
+                                           atol=ref["atol"].get(k, 1e-300))  # type: ignore
+        if f:
+            j, i = np.nonzero(tr.active[f] != tr.active[f - 1])
+            ev += [(tr.t[f], jj, ii, tr.active[f][jj, ii]) for jj, ii in zip(j, i, strict=True)]
+    got_ev = list(zip(tr.events["t"], tr.events["neuron"], tr.events["point"], tr.events["on"],
+                      strict=True))
+    assert got_ev == ev
+
+
+@pytest.mark.parametrize("method", ["gf", "gd"])
+def test_recording_leaves_the_trajectory_bit_identical(method: str, monkeypatch) -> None:
+    """W, a, loss and the dense scalars of simulate() equal the bare stepper's over the same
+    frame times: recording reads the state and never writes it. (Chunks are fixed here: gf's
+    results can depend on where a budget cuts a run after a rejected step.)"""
+    import dynamics.simulate as sim
+    from dynamics.kernels import make_stepper
+
+    monkeypatch.setattr(sim, "_next_chunk", lambda evals, dt: sim.MAX_CHUNK)
+    c = RECORDED["teacher"].with_updates({"integrator.method": method,
+                                          "integrator.lr": 0.05})
+    tr = simulate(c)
+    ds = build_dataset(c)
+    W0, a0 = init_weights(c, ds.d)
+    policy = sim.Recording.from_config(c)
+    st = make_stepper(method, sim.build_problem(c, ds), W0, a0, c.integrator)
+    grid = policy.scalars
+    loss = []
+    for f, target in enumerate(st.landing_times(policy.frames[1:]), start=1):
+        r = st.advance(float(target), 10**9, grid[(grid > st.t) & (grid <= target)])
+        assert r.status == "ok"
+        loss.append(r.samples.loss)
+        assert np.array_equal(tr.W_at(f), st.W) and np.array_equal(tr.a[f], st.a)
+        assert tr.t[f] == st.t
+    assert np.array_equal(tr.scalars["loss"], np.concatenate(loss))

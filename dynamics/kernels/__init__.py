@@ -8,7 +8,9 @@ Modules, one job each (imports only go down this list, no circles):
 * ``loss``     — loss/gradient kernels, the packed layout, ``Workspace`` (a run's state);
 * ``gd_split`` — the multi-block GD step for large problems (block count fixed by the size);
 * ``gd``       — ``GDStepper``: θ_{k+1} = θ_k − η∇L(θ_k), t = kη;
-* ``gf``       — ``GFStepper``: adaptive Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ).
+* ``gf``       — ``GFStepper``: adaptive Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ);
+* ``record``   — ``FrameProbe``: one compiled pass per recorded frame (angles, singular values,
+  cosines, rates; used by ``simulate``, imported from ``dynamics.kernels.record``).
 
 ``METHODS`` maps ``integrator.method`` to its builder; ``make_stepper`` is the one chooser.
 Every kernel is compiled without value-changing fast-math, so a config gives the same bits in
