@@ -27,6 +27,7 @@ from viz.compare import compare_figure, difference_rows
 
 PA, PB = "cmp.a", "cmp.b"  # widget/session prefixes of the two control panels
 PRESET_KEY = "cmp.preset"
+FIG_KEY = "compare_figure"
 VIEW_KEYS = {"time_axis": "cmp.view.time_axis", "radius": "cmp.view.radius",
              "presenter": "cmp.view.presenter"}
 
@@ -118,19 +119,29 @@ with st.sidebar:
 view = CompareView(preset=preset, radius=radius, time_axis=time_axis,
                    presenter=bool(ss[VIEW_KEYS["presenter"]]))
 
-st.markdown("### Compare two runs")
-st.caption("Two configurations on **one time grid with one cursor**: at each time each run "
-           "shows its last recorded frame. Triangles and thin lines on the time panels mark "
-           "each run's detected phase changes (hover for names); the table lists them.")
-st.markdown(f"**{PRESETS[preset].title}.** {PRESETS[preset].note}")
+if view.presenter:  # compact header: the figure comes first on a projector
+    st.markdown(f"**Compare: {PRESETS[preset].title}**")
+else:
+    st.markdown("### Compare two runs")
+with presenter.intro(view.presenter, "About this comparison"):
+    st.caption("Two configurations on **one time grid with one cursor**: at each time each "
+               "run shows its last recorded frame. Triangles and thin lines on the time "
+               "panels mark each run's detected phase changes (hover for names); the table "
+               "lists them.")
+    st.markdown(f"**{PRESETS[preset].title}.** {PRESETS[preset].note}")
 if bound.warnings:
     st.warning(text.with_list("Some link parameters could not be used and were replaced by "
                               "the preset's values:", bound.warnings))
 
+for lab, p in (("A", panel_a), ("B", panel_b)):
+    for note in p.notes:
+        st.info(f"**Run {lab}:** {note}")
 problems = [(lab, p) for lab, p in (("A", panel_a), ("B", panel_b)) if not p.ok]
 for lab, p in problems:
     assert p.error is not None
     st.error(f"**Run {lab}** — " + controls.error_summary(p.error))
+if problems:  # the last good comparison stays, greyed, under the messages
+    charts.stale(FIG_KEY, presenter=view.presenter)
 
 if not problems:
     cfg_a, cfg_b = panel_a.config, panel_b.config
@@ -158,7 +169,7 @@ if not problems:
             fig = compare_figure(traj_a, traj_b, an_a, an_b, ("A", "B"),
                                  time_axis=view.time_axis, radius=view.radius,
                                  presenter=view.presenter)
-        charts.chart(fig, key="compare_figure", presenter=view.presenter,
+        charts.chart(fig, key=FIG_KEY, presenter=view.presenter,
                      filename="early-alignment-compare", width=1500, height=700)
 
         st.markdown("#### What differs")
@@ -175,7 +186,7 @@ if not problems:
             with col:
                 if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
                              icon=":material/open_in_new:"):
-                    state.open_in_explorer(cfg)
+                    state.open_in_explorer(cfg, view)
         with st.expander("Share this comparison", expanded=False):
             st.caption("This link reopens both runs and the display options.")
             st.code(state.share_link(params), language=None)

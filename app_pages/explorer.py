@@ -2,41 +2,63 @@
 
 Thin: URL → binder (ui.state) → widgets → Config (ui.controls) → service (ui.runner) → figure
 (viz). The binder writes the view back into the URL, so a link reopens it; nothing here
-computes dynamics.
+computes dynamics. In presenter mode a lesson bar steps through the papers' scenarios
+(ui.lesson: `view.lesson`, `view.scenario`). While a setting is invalid the last good figure
+stays, greyed, under the reason.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import charts, controls, downloads, runner, state, text
-from ui.presenter import apply_presenter, session_flag_off
+from ui import charts, controls, downloads, lesson, presenter, runner, state, text
+from ui.lesson import ExplorerView
 
+FIG_KEY = "explorer_main_figure"
 B = state.explorer_binder()
 bound = B.load()
+LESSON, _ = lesson.parse_lesson(bound.view.lesson)  # (the link was checked by load)
 
-st.markdown("### Early alignment explorer")
-st.caption(
-    "What to look for: from a small initialisation the neurons first **turn toward a few "
-    "directions while their norms stay tiny** (left panel; the radius is relative to the "
-    "largest neuron), and only then **grow and fit** the data (norms and loss on the right). "
-    "Press ▶ Play or drag the slider."
-)
+
+def _go(i: int) -> None:
+    """Lesson step: show scenario i (its preset; the widgets are reseeded)."""
+    sc = LESSON[i]
+    current: ExplorerView = B.load().view
+    B.reset(current.model_copy(update={"scenario": sc.key, "presenter": True}),
+            {"run": sc.config()})
+
 
 with st.sidebar:
     panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
-                                   view=bound.view)
-view = panel.view or bound.view
-apply_presenter(view.presenter, on_exit=session_flag_off,
-                args=(controls.widget_key("view.presenter", B.key),))
+                                   view=bound.view.figure_view())
+shown = panel.view or bound.view.figure_view()
+view = bound.view.model_copy(update=shown.model_dump())
+presenter.apply_presenter(view.presenter, on_exit=presenter.session_flag_off,
+                          args=(controls.widget_key("view.presenter", B.key),))
+
+if view.presenter:
+    at = lesson.position(LESSON, view.scenario)
+    edited = at >= 0 and panel.ok and panel.config != LESSON[at].config()
+    presenter.lesson_bar([(s.label, s.line) for s in LESSON], at, _go, edited=edited)
+else:
+    st.markdown("### Early alignment explorer")
+with presenter.intro(view.presenter, "What to look for"):
+    st.caption(
+        "What to look for: from a small initialisation the neurons first **turn toward a few "
+        "directions while their norms stay tiny** (left panel; the radius is relative to the "
+        "largest neuron), and only then **grow and fit** the data (norms and loss on the "
+        "right). Press ▶ Play or drag the slider.")
 
 if bound.warnings:
     st.warning(text.with_list("Some link parameters could not be used and were replaced by "
                               "defaults:", bound.warnings))
+for note in panel.notes:
+    st.info(note)
 
 if not panel.ok:
     assert panel.error is not None
     st.error(controls.error_summary(panel.error))
+    charts.stale(FIG_KEY, presenter=view.presenter)
 else:
     config = panel.config
     assert config is not None
@@ -44,13 +66,17 @@ else:
     got = runner.run_and_analyse(config)
     if got is not None:
         traj, analysis = got
-        fig = runner.figure_for(traj, analysis, view)
-        charts.chart(fig, key="explorer_main_figure", presenter=view.presenter)
+        fig = runner.figure_for(traj, analysis, shown)
+        charts.chart(fig, key=FIG_KEY, presenter=view.presenter)
         with st.expander("Download", expanded=False):
             downloads.download_panel(traj, fig, key="explorer")
-        with st.expander("Share this view", expanded=view.presenter):
+        with st.expander("Share this view", expanded=False):
             st.caption("Copy this link (the icon at its right): it reopens exactly these "
                        "settings" + (", in presenter mode." if view.presenter else ". "
                                      "Turn on presenter mode (Display) to share a projector "
                                      "view."))
             st.code(state.share_link(params), language=None, wrap_lines=True)
+            if view.presenter:
+                st.caption("A lesson is a list of scenarios (paper.preset) in the link, e.g. "
+                           "`view.lesson=min.toy_2d,wang_ma.four_phases`; ← → or PageUp / "
+                           "PageDown step through it.")

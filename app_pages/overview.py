@@ -31,14 +31,15 @@ on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
 params = B.sync(View(presenter=on), {})
 
 st.title("Early alignment, in one picture")
-st.markdown(
+about = presenter.intro(on, "What is early alignment?")  # collapsed in presenter mode
+about.markdown(
     "Train a two-layer ReLU network h(x) = Σⱼ aⱼ σ(⟨wⱼ, x⟩) by gradient flow, starting from "
     "**very small weights** (scale ε). Because every weight is tiny, the network's output is "
     "almost zero, so the loss gradient each hidden neuron feels is (to first order) fixed by the "
     "data and the labels alone. Each neuron's **direction** wⱼ/‖wⱼ‖ therefore moves at an "
     "O(1) speed, while its **norm** grows only at a rate proportional to itself: it stays of "
     "order ε for a time of order log(1/ε).")
-st.markdown(
+about.markdown(
     "So training splits into two phases. First, **alignment**: the neurons turn, at almost no "
     "change in the loss, toward a few special directions — the *extremal vectors* of "
     "G(w) = Σᵢ bᵢ σ(⟨w, xᵢ⟩) on the sphere (neurons with aⱼ > 0 go to local maxima, "
@@ -46,14 +47,15 @@ st.markdown(
     "(Min et al.), for a teacher neuron the vector γ_[n] (Chistikov et al.). Then, **growth and "
     "fitting**: the aligned neurons grow together, as if the network had only a few neurons, "
     "and the loss falls.")
-st.markdown(
+about.markdown(
     "This is a *simplicity bias*: the network behaves like a low-rank one. It can help — the "
     "solution found is simple and generalises — or it can trap: Boursier & Flammarion's "
     "three-point example ends on the least-squares line, a spurious stationary point, because "
     "all useful neurons aligned to one direction before they could specialise. Wang & Ma "
     "describe, for two signals and a frozen output layer, a sequence of four such phases.")
 
-st.subheader("A small live example")
+if not on:  # in presenter mode the figure follows the title
+    st.subheader("A small live example")
 config = Config.from_dict(EXAMPLE)
 view = FigureView(presenter=on)
 got = runner.run_and_analyse(config, prefix=PREFIX)

@@ -10,6 +10,7 @@ URL (through the binder, ui.state): `paper`, `<paper>.preset`, `<paper>.<knob>`,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
@@ -18,13 +19,14 @@ from pydantic import Field
 
 from dynamics import theory
 from dynamics.config import Config, ConfigError
-from dynamics.papers import PAPERS, Knob, Paper
+from dynamics.papers import PAPERS, Knob, Paper, chistikov
 from dynamics.trajectory import Trajectory
-from ui import charts, downloads, presenter, runner, state, text
+from ui import charts, downloads, presenter, runner, state, tables, text
 from ui.view import FigureView, View, page_view
-from viz.paper_figures import three_point_fit_figure
+from viz.paper_figures import table1_figure, three_point_fit_figure
 
 PREFIX = "pp"
+REPORTS = Path(__file__).resolve().parents[1] / "reports"  # `python -m dynamics reproduce`
 FIRST = next(iter(PAPERS))
 PaperKey = Literal[tuple(PAPERS)]  # type: ignore[valid-type]
 
@@ -63,10 +65,7 @@ def _knobs(paper: Paper) -> dict[str, Any]:
 
 
 def _claims_table(df: pd.DataFrame) -> None:
-    show = df.drop(columns=["passed"], errors="ignore")
-    st.dataframe(show, hide_index=True, width="stretch",
-                 column_config={"statement": st.column_config.TextColumn(width="large"),
-                                "details": st.column_config.TextColumn(width="medium")})
+    tables.show_claims(df)  # verdict first, statements wrapped (readable at 1280 px)
 
 
 def _full_checks(paper: str) -> None:
@@ -101,11 +100,39 @@ def _full_checks(paper: str) -> None:
         return
     n_pass = int((df["result"] == "pass").sum())
     n_fail = int((df["result"] == "FAIL").sum())
-    st.caption(f"{n_pass} pass · {n_fail} fail · {len(df) - n_pass - n_fail} shown only")
+    n_ill = len(df) - n_pass - n_fail
+    st.caption(f"{n_pass} pass · {n_fail} fail"
+               + (f" · {n_ill} illustration(s), not counted" if n_ill else ""))
     _claims_table(df)
     st.download_button("Claims table (.csv)", data=downloads.claims_csv(df),
                        file_name=f"claims_{paper}.csv", mime="text/csv",
                        key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:")
+
+
+def _table1() -> None:
+    """Chistikov et al.'s Table 1 as a distribution: the reproduction's per-seed file when
+    `python -m dynamics reproduce` wrote one, else the quick grid through the service."""
+    st.markdown("**Table 1 as a distribution** — every seed's final max angle, the simulated "
+                "median with the central 90 % of 5-trial medians, and the paper's 5-trial "
+                "medians")
+    tab = chistikov.load_table1(REPORTS)
+    key = f"{PREFIX}.table1"
+    if tab is None:
+        tab = st.session_state.get(key)
+    if tab is None:
+        st.caption("No reproduction file in reports/ (`python -m dynamics reproduce "
+                   "chistikov --full` writes it). Run the quick grid instead (48 runs, "
+                   "about half a minute the first time):")
+        if not st.button("Run the quick Table 1 grid", key=f"{PREFIX}.table1.run",
+                         icon=":material/scatter_plot:"):
+            return
+        service = runner.get_service()
+        with st.spinner("Running the quick grid through the service…"):
+            tab = chistikov.measure_table1(service.run, fast=True)
+        st.session_state[key] = tab
+    charts.chart(table1_figure(tab, presenter=on), key=f"{PREFIX}_table1_figure", main=False)
+    if tab.fast:
+        st.caption("Fast form: a few seeds and small d, so the 90 % intervals are wide.")
 
 
 def _paper_selector() -> str:
@@ -125,17 +152,19 @@ for w in [w for w in bound.warnings if w.startswith("ignored paper=")]:
     st.warning(f"Unknown paper in the link: showing {PAPERS[FIRST].short}. "
                f"{text.literal(w)}")
 
-st.title("The papers")
+if not on:  # compact header in presenter mode
+    st.title("The papers")
 paper = _paper_selector()
 PAPER = PAPERS[paper]
 st.subheader(PAPER.title)
-st.markdown(PAPER.text)
+presenter.intro(on, "The claim in plain words").markdown(PAPER.text)
 
 P = PAPER.presets(True)
 names = list(P)
-preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
-                  bound=bound, options=names)
-updates = _knobs(PAPER)
+with presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
+    preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
+                      bound=bound, options=names)
+    updates = _knobs(PAPER)
 if bound.warnings:
     st.warning(text.with_list("Some link parameters could not be used and were reset:",
                               bound.warnings))
@@ -156,6 +185,9 @@ if got is not None:
     charts.chart(fig, key=f"papers_figure_{paper}", presenter=on)
     if PAPER.note:
         st.info(PAPER.note)
+    for note in analysis.notes if analysis is not None else ():
+        if note.startswith("Min et al."):  # which theorem assumption this run breaks
+            st.caption(text.literal(note))
     if config.data.kind == "three_point":
         fit = theory.ols_fit(config)
         charts.chart(three_point_fit_figure(traj, fit.beta, fit.loss, presenter=on),
@@ -174,6 +206,8 @@ if got is not None:
     with st.expander("Download this run", expanded=False):
         downloads.download_panel(traj, fig, checks or None, key=f"{PREFIX}.{paper}")
 
+if paper == "chistikov":
+    _table1()
 _full_checks(paper)
 
 with st.expander("Share this view", expanded=False):

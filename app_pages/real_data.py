@@ -19,11 +19,19 @@ from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, L
 from dynamics.papers.min import digits_config
 from dynamics.uploads import UploadError, example_csv, parse_upload
 from ui import charts, downloads, presenter, runner, state, text
-from ui.controls import EPS_CHOICES, METHOD_LABELS, error_summary
+from ui.controls import (
+    EPS_CHOICES,
+    METHOD_LABELS,
+    ReadableError,
+    error_summary,
+    number_rules,
+)
+from ui.inputs import number_field, plain
 from ui.view import TimeAxis, View, field_options, page_view
 from viz.real_data import real_data_figure
 
 P = "rd"
+FIG_KEY = "real_data_figure"
 # Min et al.'s digits 0 vs 1 preset (all images, their Figure 5), to t = 2 for a first look
 DEFAULT = digits_config(fast=False).with_updates({"integrator.t_end": 2.0})
 # settings this page edits (URL keys); everything else stays at DEFAULT
@@ -66,6 +74,22 @@ def _seed(cfg: Config, view: RealDataView, fresh: bool) -> None:
         B.seed(_key(path), value, fresh)
 
 
+RULES = number_rules()
+LABELS = {"data.classes": "digits", "init.scale": "α (init scale)"}
+problems: list[tuple[str, str]] = []  # (setting, message) of values the page cannot take
+
+
+def _number(path: str, label: str, *, step: float = 1.0, default: float = 0.0) -> float:
+    """A number field that takes what is typed; a rejected value gets its message right under
+    the field (and the run waits), the page's default standing in."""
+    value, problem = number_field(label, _key(path), RULES[path], step=step)
+    if problem:
+        problems.append((path, problem))
+        st.error(problem)
+        return default
+    return value
+
+
 def _eps_options(value: float) -> list[float]:
     return sorted({*EPS_CHOICES, float(value)})
 
@@ -94,8 +118,7 @@ with st.sidebar:
             cls_a = st.selectbox("digit (+1)", list(range(10)), key=_key("data.classes.0"))
         with c2:
             cls_b = st.selectbox("digit (−1)", list(range(10)), key=_key("data.classes.1"))
-        n_per = st.number_input("images per class (0: all, ≈180)", min_value=0, step=10,
-                                key=_key("data.n_per_class"))
+        n_per = _number("data.n_per_class", "images per class (0: all, ≈180)", step=10)
         centre = st.checkbox("centre (subtract the mean image)", key=_key("data.centre"))
     else:
         st.caption("A CSV with a label column (y, label or target; else the last column) or "
@@ -110,10 +133,9 @@ with st.sidebar:
     st.divider()
     c1, c2 = st.columns(2)
     with c1:
-        width = st.number_input("width m", min_value=1, step=10, key=_key("model.width"))
+        width = _number("model.width", "width m", step=10, default=DEFAULT.model.width)
     with c2:
-        gamma = st.number_input("leaky slope γ", min_value=0.0, max_value=1.0, step=0.05,
-                                format="%g", key=_key("model.gamma"))
+        gamma = _number("model.gamma", "leaky slope γ", step=0.05)
     c1, c2 = st.columns(2)
     with c1:
         scheme = st.selectbox("initialisation",  # the two schemes of Min et al.'s setting
@@ -137,31 +159,34 @@ with st.sidebar:
                       format_func=METHOD_LABELS.get)
     c1, c2 = st.columns(2)
     with c1:
-        t_end = st.number_input("end time t", min_value=0.0, step=0.5, format="%g",
-                                key=_key("integrator.t_end"))
+        t_end = _number("integrator.t_end", "end time t", step=0.5,
+                        default=DEFAULT.integrator.t_end)
     with c2:
         if method == "gd":
-            lr = st.number_input("step η", min_value=0.0, step=1e-3, format="%g",
-                                 key=_key("integrator.lr"))
+            lr = _number("integrator.lr", "step η", step=1e-3, default=DEFAULT.integrator.lr)
         else:
             lr = float(ss.get(_key("integrator.lr"), DEFAULT.integrator.lr))
     c1, c2 = st.columns(2)
     with c1:
-        frames = st.number_input("frames", min_value=2, step=20, key=_key("record.frames"))
+        frames = _number("record.frames", "frames", step=20, default=DEFAULT.record.frames)
     with c2:
-        seed = st.number_input("seed", min_value=0, step=1, key=_key("seed"))
+        seed = _number("seed", "seed")
     time_axis = st.radio("time axis", RealDataView.options("time_axis"),
                          key=_key("view.time_axis"), horizontal=True)
     presenter_on = st.toggle("presenter mode (large text)", key=_key("view.presenter"))
 
-st.markdown("### Real data: two digit classes (Min et al., Figure 5)")
-st.caption(
-    "Min, Mallada & Vidal train a width-50 two-layer ReLU net on MNIST 0 vs 1 from a tiny "
-    "Gaussian start (α = 1e-6, GD η = 2e-3): the neurons first **align** — those with "
-    "a_j > 0 with x₊ = Σ of the +1 images, those with a_j < 0 with x₋ — while ‖W‖ stays "
-    "tiny; then ‖W‖₂² **grows**, the loss falls and the stable rank sits near 1. Here the "
-    "same experiment runs on scikit-learn's 8×8 digits (about 180 images per class), so its "
-    "times are those of this data, not MNIST's.")
+if presenter_on:  # compact header: the figure comes first on a projector
+    st.markdown("**Real data: two digit classes (Min et al., Figure 5)**")
+else:
+    st.markdown("### Real data: two digit classes (Min et al., Figure 5)")
+with presenter.intro(bool(presenter_on), "About this experiment"):
+    st.caption(
+        "Min, Mallada & Vidal train a width-50 two-layer ReLU net on MNIST 0 vs 1 from a tiny "
+        "Gaussian start (α = 1e-6, GD η = 2e-3): the neurons first **align** — those with "
+        "a_j > 0 with x₊ = Σ of the +1 images, those with a_j < 0 with x₋ — while ‖W‖ stays "
+        "tiny; then ‖W‖₂² **grows**, the loss falls and the stable rank sits near 1. Here the "
+        "same experiment runs on scikit-learn's 8×8 digits (about 180 images per class), so its "
+        "times are those of this data, not MNIST's.")
 if bound.warnings:
     st.warning(text.with_list("Some link parameters could not be used and were replaced by "
                               "defaults:", bound.warnings))
@@ -178,7 +203,7 @@ else:
         try:
             parsed = _parse(up.name, up.getvalue(), loss_kind, bool(map_01))
         except UploadError as e:
-            upload_msgs = e.messages
+            upload_msgs = [plain(m) for m in e.messages]
         else:
             labels = set(np.unique(parsed.y).tolist())
             if labels != {-1.0, 1.0}:
@@ -204,15 +229,20 @@ d["seed"] = int(seed)
 if float(t_end) <= d["record"]["t_first"]:
     d["record"]["t_first"] = None  # let recording pick its first time
 
-ready = source == "digits" or upload_data is not None
+ready = (source == "digits" or upload_data is not None) and not problems
 config: Config | None = None
-if ready:
+if problems:
+    st.error(error_summary(ReadableError(problems)))
+elif ready:
     try:
         config = Config.from_dict(d)
     except ConfigError as e:
-        st.error(error_summary(e))
+        st.error(error_summary(e, LABELS))
+if config is None and (problems or upload_msgs or ready):  # keep the last good figure
+    charts.stale(FIG_KEY, presenter=bool(presenter_on))
 url_config = config
-if url_config is None and not ready:  # upload mode, no file yet: keep the other settings
+waiting = source == "upload" and upload_data is None
+if url_config is None and waiting and not problems:  # no file yet: keep the other settings
     try:
         url_config = Config.from_dict({**d, "data": DEFAULT.to_dict()["data"]})
     except ConfigError:
@@ -227,7 +257,7 @@ if config is not None:
         traj, analysis = got
         fig = real_data_figure(traj, analysis, time_axis=view.time_axis,
                                presenter=view.presenter)
-        charts.chart(fig, key="real_data_figure", presenter=view.presenter,
+        charts.chart(fig, key=FIG_KEY, presenter=view.presenter,
                      filename="early-alignment-digits", width=1400, height=760)
         phases = {p.name: p for p in (analysis.phases if analysis else ())
                   if p.source == "detected"}

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from dynamics import sweeps as sw
 from ui import charts, presenter, state, text
+from ui.inputs import Rule, number_field
 from ui.view import View, page_view
 from viz import sweeps as vs
 
@@ -124,10 +125,20 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
         vals = [_parse_scalar(v) for v in text.split(",") if v.strip()]
         return {"field": fld, "values": vals} if fld else None
     c = cols[2].columns(3)
-    lo = c[0].number_input("start", value=1e-3, format="%g", key=f"{KEY}.ax{i}.lo")
-    hi = c[1].number_input("stop", value=1.0, format="%g", key=f"{KEY}.ax{i}.hi")
-    n = c[2].number_input("count", value=4, min_value=1, max_value=200, step=1,
-                          key=f"{KEY}.ax{i}.n")
+    got = []
+    for col, (name, default, rule) in zip(c, (
+            ("start", 1e-3, Rule("start")), ("stop", 1.0, Rule("stop")),
+            ("count", 4, Rule("count", 1, 200, integer=True))), strict=True):
+        k = f"{KEY}.ax{i}.{ {'start': 'lo', 'stop': 'hi', 'count': 'n'}[name] }"
+        st.session_state.setdefault(k, default)
+        with col:
+            v, problem = number_field(name, k, rule)
+            if problem:
+                st.error(problem)
+        got.append(v)
+    if any(v is None for v in got):
+        return {"field": fld, "invalid": True}
+    lo, hi, n = got
     return {"field": fld, mode: [lo, hi, int(n)]} if fld else None
 
 
@@ -149,14 +160,20 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
                          index=list(sw.BUILTINS).index("trap_probability"))
     base = sw.builtin_sweep(start, quick=True).base
     with st.expander("Base configuration (JSON)", expanded=False):
-        text = st.text_area("base", value=json.dumps(base.to_dict(), indent=1), height=260,
-                            key=f"{KEY}.base.{start}", label_visibility="collapsed")
+        base_text = st.text_area("base", value=json.dumps(base.to_dict(), indent=1),
+                                 height=260, key=f"{KEY}.base.{start}",
+                                 label_visibility="collapsed")
     n_axes = st.radio("Axes", [1, 2, 3], index=1, horizontal=True, key=f"{KEY}.naxes")
     axes = [a for a in (_axis_widgets(i) for i in range(n_axes)) if a]
-    seeds = st.number_input("Seeds per point", min_value=1, max_value=50, value=2,
-                            key=f"{KEY}.seeds")
+    st.session_state.setdefault(f"{KEY}.seeds", 2)
+    seeds, problem = number_field("Seeds per point", f"{KEY}.seeds",
+                                  Rule("seeds per point", 1, 50, integer=True))
+    if problem:
+        st.error(problem)
+    if problem or any(a.get("invalid") for a in axes):
+        return None, "custom"
     try:
-        base_d = json.loads(text)
+        base_d = json.loads(base_text)
     except ValueError as e:
         st.error(f"The base configuration is not valid JSON: {text.literal(e)}")
         return None, "custom"
@@ -169,18 +186,18 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
 
 
 # ----------------------------------------------------------------------------- page
-st.markdown("### Sweeps")
-st.caption("Run a grid of settings (axes × seeds) on the Dask cluster and see how a quantity "
-           "scales. Built-ins turn the papers' scaling claims into a picture with a fitted line "
-           "and the theory's line (or the paper's numbers) beside it. Points already computed "
-           "anywhere come from the shared cache.")
-
 bound = B.load()
 custom = bound.view.sweep == "custom"
 B.seed(f"{KEY}.mode", "Compose" if custom else "Built-in", bound.fresh)
 B.seed(f"{KEY}.builtin", SweepsView().sweep if custom else bound.view.sweep, bound.fresh)
 B.seed(f"{KEY}.size", bound.view.size, bound.fresh)
 on = presenter.hidden(f"{KEY}.view.presenter", bound.view.presenter, bound.fresh)
+st.markdown("**Sweeps**" if on else "### Sweeps")
+presenter.intro(on, "About sweeps").caption(
+    "Run a grid of settings (axes × seeds) on the Dask cluster and see how a quantity scales. "
+    "Built-ins turn the papers' scaling claims into a picture with a fitted line and the "
+    "theory's line (or the paper's numbers) beside it. Points already computed anywhere come "
+    "from the shared cache.")
 if bound.warnings:
     st.warning(text.with_list("Some link parameters could not be used:", bound.warnings))
 job: Job | None = st.session_state.get(f"{KEY}.job")

@@ -62,15 +62,77 @@ def test_view_option_changes_axis_type():
     assert "view.time_axis" in at.query_params
 
 
-def test_bad_value_shows_error_next_to_control_and_no_chart():
+def _stale(at: AppTest) -> bool:
+    """The page kept its last good figure, greyed (the stale style is on the page)."""
+    return bool(at.get("plotly_chart")) and any("eae-stale" in str(h.proto) for h in
+                                                 at.get("html"))
+
+
+def test_bad_value_shows_error_next_to_control_and_keeps_the_figure():
     at = _app()
     at.number_input(key=_key("model.width")).set_value(10**6).run()
     assert not at.exception
     messages = [e.value for e in at.error]
-    assert any("over the limit" in m and "model.width" in m for m in messages)  # summary
+    assert any("over the limit" in m and "width m" in m for m in messages)  # summary
     beside = [m for m in messages if not m.startswith("These settings")]  # next to the control
     assert any("over the limit" in m and ("1,000,000" in m or "1000000" in m) for m in beside)
-    assert not at.get("plotly_chart")
+    assert not any("model.width" in m or "EAE_" in m for m in messages)  # the page's words
+    assert _stale(at)  # the last good figure stays, greyed, under the reason
+
+
+@pytest.mark.parametrize(("typed", "expect"), [
+    (1e9, "width m: at most 5,000 neurons on this server; you typed 1e9"),
+    (None, "width m: the field is empty or not a number; type a whole number from 1 to 5,000"),
+    (-5, "width m: at least 1 neuron; you typed -5"),
+    (12.5, "width m: must be a whole number"),
+])
+def test_width_is_never_coerced(typed, expect):
+    """What the browser sends for "1e9", "abc" (an empty field), "-5", "12.5": a message next
+    to the field with the allowed range and what was typed; never a run with another width."""
+    at = _app()
+    before = _spec(at)["layout"]["title"]["text"]
+    at.number_input(key=_key("model.width")).set_value(typed).run()
+    assert not at.exception
+    beside = [e.value for e in at.error if not e.value.startswith("These settings")]
+    assert any(expect in m for m in beside), beside
+    assert _stale(at) and _spec(at)["layout"]["title"]["text"] == before
+    assert "model.width" not in at.query_params  # the link keeps the last good settings
+
+
+def test_table_cells_are_text_with_one_based_rows():
+    """"1e308" in an angle cell stays 1e308 (a number cell dropped the "e": 1308) and is
+    refused with its row counted from 1; the label column is part of the table."""
+    at = _app({"data.angles_deg": "1e308,100,250", "data.radii": "1,1,1",
+               "data.labels": "1,-1,1"})
+    assert not at.exception
+    beside = [e.value for e in at.error if not e.value.startswith("These settings")]
+    assert any("row 1, angle (°): at most 360 degrees; you typed 1e308" in m for m in beside)
+    assert not any("[0]" in e.value or "angles_deg" in e.value for e in at.error)
+
+
+def test_cell_parser_messages():
+    from ui.controls import CELL_RULES
+    from ui.inputs import parse_cell
+    assert parse_cell("1e308", CELL_RULES["angles_deg"], 0)[1] == (
+        "row 1, angle (°): at most 360 degrees; you typed 1e308.")
+    assert "row 3, angle (°): `abc` is not a number" in parse_cell(
+        "abc", CELL_RULES["angles_deg"], 2)[1]
+    assert "row 2, radius: the field is empty" in parse_cell(None, CELL_RULES["radii"], 1)[1]
+    assert parse_cell(" 45 ", CELL_RULES["angles_deg"], 0) == (45.0, None)
+
+
+def test_rejected_upload_keeps_the_last_figure():
+    at = _app({"model.width": "6"})
+    at.selectbox(key=_key("data.kind")).set_value("array").run()
+    assert not at.exception and _spec(at)  # the placeholder, with a note in the main area
+    assert any("No file uploaded yet" in i.value for i in at.info)
+    at.file_uploader(key=_key("data._file")).upload(
+        "bad.csv", b"x1,x2,y\n1,0,1\n0,1,abc\n", "text/csv").run()
+    assert not at.exception
+    messages = " ".join(e.value for e in at.error)
+    assert "uploaded file: this file cannot be used" in messages and "Line 3" in messages
+    assert _stale(at)  # not a two-point placeholder drawn as if it were the data
+    assert not any("No file uploaded yet" in i.value for i in at.info)
 
 
 def test_url_params_restore_widgets():

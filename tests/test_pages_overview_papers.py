@@ -62,8 +62,11 @@ def test_papers_sections_render(paper, expect):
     if paper == "boursier":
         assert len(titles) == 2 and "least-squares" in titles[1]
     if paper == "wang_ma":
-        assert any("not available" in i.value for i in at.info)
-    df = at.dataframe[0].value
+        from dynamics.papers import PAPERS  # the paper's note is shown under its figure
+
+        assert any(PAPERS["wang_ma"].note[:40] in i.value for i in at.info)
+    df = at.table[0].value  # claims: a wrapped table, verdict first
+    assert df.columns[0] == "result"
     for col in ("measured", "expected", "tolerance", "result"):
         assert col in df.columns
 
@@ -84,10 +87,26 @@ def test_papers_claims_table_on_click():
     at = _open("app_pages/papers.py", {"paper": "wang_ma"})
     at.button(key="pp.check.wang_ma").click().run()
     assert not at.exception and not at.error
-    df = at.dataframe[-1].value
+    df = at.table[-1].value
     assert {"claim", "measured", "expected", "tolerance", "result"} <= set(df.columns)
-    assert set(df["result"]) <= {"pass", "FAIL", "shown"}
+    assert set(df["result"]) <= {"pass", "FAIL", "illustration"}
     assert "wang_ma.four_phases" in set(df["claim"])
+
+
+def test_papers_chistikov_table1_figure():
+    """Table 1 as a distribution: from the reproduction's file in reports/ when there is one,
+    else the quick grid through the service on a click."""
+    at = _open("app_pages/papers.py", {"paper": "chistikov"})
+    if not any("Table 1 as a distribution" in t for t in _titles(at)):
+        at.button(key="pp.table1.run").click().run()
+        assert not at.exception
+    spec = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
+            if "Table 1 as a distribution" in json.loads(c.proto.spec)["layout"]["title"]
+            .get("text", "")]
+    assert spec
+    names = {t.get("name") for t in spec[0]["data"]}
+    assert "published 5-trial median (Table 1)" in names
+    assert any(str(n).startswith("simulated median") for n in names)
 
 
 def test_papers_bad_link_values_are_messages():

@@ -16,6 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from devtools.apptest import run_page
 from dynamics.config import Config, LossConfig, RecordConfig
+from dynamics.papers import PAPERS
+from ui.lesson import ExplorerView, default_lesson, parse_lesson
 from ui.state import Binder, ConfigSlot, explorer_binder
 from ui.text import literal, with_list
 from ui.view import FigureView, View, field_options, literal_options
@@ -121,7 +123,7 @@ def test_binder_drops_bad_parameters_with_warnings():
 def test_uploaded_arrays_stay_out_of_links():
     cfg = Config.from_dict({"data": {"kind": "array", "X": [[1.0, 0.0], [0.0, 1.0]],
                                      "y": [1.0, -1.0]}})
-    q = explorer_binder().query(FigureView(), {"run": cfg})
+    q = explorer_binder().query(ExplorerView(), {"run": cfg})
     assert q == {"data.kind": "array"}
 
 
@@ -170,9 +172,10 @@ def _in_presenter_mode(at: AppTest) -> bool:
     return any(b.label == "Exit presenter mode" for b in at.button)
 
 
-OVERVIEW_BUTTONS = ["ov.open_example", "ov.open.min.toy_2d", "ov.paper.min.toy_2d",
-                    "ov.open.boursier.three_point_balanced",
-                    "ov.paper.boursier.three_point_balanced"]
+# every navigation button of the Overview: the example, then each showcase's two buttons
+OVERVIEW_BUTTONS = ["ov.open_example"] + [
+    f"ov.{kind}.{p.key}.{sc.preset}" for p in PAPERS.values() for sc in p.showcases
+    for kind in ("open", "paper")]
 
 
 @pytest.mark.parametrize("button", OVERVIEW_BUTTONS)
@@ -191,15 +194,73 @@ def test_overview_buttons_work_in_presenter_mode(button):
         assert at.selectbox(key=f"{paper}.preset").value == preset
     else:
         assert at.get("plotly_chart") and not at.warning
+        if button != "ov.open_example":  # a showcase opens as that step of the lesson
+            scenario = ".".join(button.split(".")[2:])
+            assert at.query_params.get("view.scenario") in (scenario, [scenario])
+            assert any(b.key == "lesson.next" for b in at.button)
 
 
-def test_papers_open_in_explorer_works_in_presenter_mode():
-    at = _open("app_pages/papers.py", {"paper": "boursier", "view.presenter": "true"})
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_papers_open_in_explorer_works_in_presenter_mode(paper):
+    at = _open("app_pages/papers.py", {"paper": paper, "view.presenter": "true"})
     assert _in_presenter_mode(at)
-    at.button(key="pp.open.boursier").click().run()
+    preset = at.session_state[f"{paper}.preset"]
+    at.button(key=f"pp.open.{paper}").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert _in_presenter_mode(at)
-    assert at.query_params.get("data.kind") in ("three_point", ["three_point"])
+    shown = at.session_state["eae._state"].configs["run"]
+    assert shown == PAPERS[paper].presets(True)[preset]
+    assert at.get("plotly_chart")
+
+
+# ----------------------------------------------------------------------------- lessons
+def test_default_lesson_is_the_overview_showcases():
+    keys = [s.key for s in default_lesson()]
+    assert keys == [f"{p.key}.{sc.preset}" for p in PAPERS.values() for sc in p.showcases]
+    assert parse_lesson("") == (default_lesson(), [])
+
+
+def test_lesson_link_drops_bad_entries_with_a_message():
+    view, warnings = ExplorerView.from_query(
+        {"view.lesson": "min.toy_2d, nope.x,[evil](http://e.x),wang_ma.four_phases",
+         "view.scenario": "zzz"})
+    assert view.lesson == "min.toy_2d,wang_ma.four_phases" and view.scenario == ""
+    assert len(warnings) == 3 and "nope.x" in warnings[0] and "zzz" in warnings[2]
+    assert ExplorerView.from_query(view.to_query()) == (view, [])
+    only_bad, warnings = parse_lesson("x,y")
+    assert only_bad == default_lesson() and "no usable scenario" in warnings[-1]
+
+
+def test_lesson_steps_in_presenter_mode():
+    q = {"view.presenter": "true",
+         "view.lesson": "wang_ma.four_phases,bad.one,boursier.three_point_leaky"}
+    at = run_page(ROOT / "app_pages" / "explorer.py", q, timeout=300)
+    text = " ".join(w.value for w in at.warning)
+    assert "bad.one" in text  # shown, as text
+    assert _outside_code(text).count("bad.one") == 0
+    assert at.button(key="lesson.prev").disabled  # nothing shown yet: Next starts
+    at.button(key="lesson.next").click().run()
+    assert at.query_params.get("view.scenario") in ("wang_ma.four_phases",
+                                                    ["wang_ma.four_phases"])
+    assert at.session_state["eae._state"].configs["run"] == \
+        PAPERS["wang_ma"].presets(True)["four_phases"]
+    assert any("1 / 2 · Wang & Ma" in m.value for m in at.markdown)
+    at.button(key="lesson.next_page").click().run()  # PageDown's twin
+    assert not at.exception
+    assert at.query_params.get("view.scenario") in ("boursier.three_point_leaky",
+                                                    ["boursier.three_point_leaky"])
+    assert at.button(key="lesson.next").disabled
+    at.button(key="lesson.prev").click().run()
+    assert at.query_params.get("view.scenario") in ("wang_ma.four_phases",
+                                                    ["wang_ma.four_phases"])
+    assert at.get("plotly_chart") and not at.exception
+    # the link written back reopens the same step (settings relative to its preset)
+    again = run_page(ROOT / "app_pages" / "explorer.py",
+                     {k: (v[-1] if isinstance(v, list) else v)
+                      for k, v in at.query_params.items()}, timeout=300)
+    assert again.session_state["eae._state"].configs["run"] == \
+        PAPERS["wang_ma"].presets(True)["four_phases"]
+    assert not again.warning
 
 
 def test_sweeps_link_reopens_the_builtin():

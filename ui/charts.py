@@ -3,6 +3,10 @@
 Every `st.plotly_chart` of the app goes through `chart`, so the toolbar (no logo, no lasso or
 box select, no scroll zoom; the camera saves a 2× PNG) is the same everywhere; a page may only
 name the PNG file or size it (`viz.style.plotly_config`).
+
+While a setting is invalid (or an upload rejected) a page keeps its last good figure: `chart`
+remembers each main figure per session, and `stale` draws the remembered one greyed out, under
+the reason, instead of removing the picture.
 """
 
 from __future__ import annotations
@@ -12,25 +16,63 @@ import streamlit as st
 
 from viz.style import plotly_config
 
-from .presenter import FIG_KEY_PREFIX, fill_screen
+from .presenter import FIG_KEY_PREFIX, design_height, fill_screen
+
+LAST_KEY = "_eae.last_figure."  # session key prefix of the remembered figures
+STALE_CSS = """<style>
+[class*="st-key-eae-stale-"] [data-testid="stPlotlyChart"] {
+  opacity: 0.35; filter: grayscale(1); pointer-events: none;
+}
+</style>"""
 
 
 def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = True,
           filename: str | None = None, width: int | None = None,
-          height: int | None = None) -> None:
+          height: int | None = None, remember: bool = True) -> None:
     """Draw `fig` (`filename`, `width`, `height`: the toolbar's PNG). A page's main figure
-    (`main`) in presenter mode fills 85 % of the viewport's height (the presenter CSS targets
-    its container); a fixed layout height is then dropped on a copy, so cached figures are
-    never modified."""
+    (`main`) in presenter mode fits the window (the presenter CSS sizes its container, at
+    most the figure's design height); a fixed layout height is then dropped on a copy, so
+    cached figures are never modified. A main figure is remembered for `stale`."""
     config = plotly_config(filename, width, height)
     if not main:
         st.plotly_chart(fig, theme=None, config=config, key=key)
         return
+    if remember:
+        st.session_state[LAST_KEY + key] = (fig, presenter, filename, width, height)
     if presenter and fig.layout.height is not None:
         fig = fill_screen(go.Figure(fig))
-    with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
+    box = f"{FIG_KEY_PREFIX}{key}"
+    if presenter:
+        top = design_height(fig)
+        if top:  # the container never grows past the height the figure was laid out for
+            st.html(f"<style>.st-key-{box} {{ --eae-fig-max: {top}px; }}</style>")
+    with st.container(key=box):
         st.plotly_chart(fig, theme=None, config=config, key=key,
                         height="stretch" if presenter else "content")
 
 
-__all__ = ["chart"]
+def has_last(key: str) -> bool:
+    """Whether this session has drawn the main figure `key` before."""
+    return LAST_KEY + key in st.session_state
+
+
+def stale(key: str, reason: str | None = None, presenter: bool | None = None) -> bool:
+    """Draw the last good figure `key` greyed out (under `reason`, trusted Markdown, shown as
+    a warning) while the page's settings cannot be run; `presenter` overrides the mode it was
+    drawn in. False if there is none yet."""
+    got = st.session_state.get(LAST_KEY + key)
+    if reason:
+        st.warning(reason + (" The figure below is the last one that could be drawn."
+                             if got else ""), icon=":material/history:")
+    if got is None:
+        return False
+    fig, was, filename, width, height = got
+    presenter = was if presenter is None else presenter
+    st.html(STALE_CSS)
+    with st.container(key=f"eae-stale-{key}"):
+        chart(fig, key=key, presenter=presenter, filename=filename, width=width,
+              height=height, remember=False)
+    return True
+
+
+__all__ = ["chart", "has_last", "stale"]

@@ -3,14 +3,15 @@ the page's binder, `ui.state`), that build a validated `Config` (and the figure'
 
 Reusable by other pages: `control_panel(prefix, base, fresh=...)` draws the widgets where it is
 called (e.g. inside `with st.sidebar:`) and returns a `Controls` result holding the Config or
-the ConfigError; messages are shown next to the control they belong to. Option lists come from
-the config's `Literal` types (`ui.view.field_options`), never spelled out here.
+the ConfigError; messages are shown next to the control they belong to, in the words of the
+page (`ui.inputs`: the control's label, one-based table rows, what is allowed, what was typed).
+Option lists come from the config's `Literal` types (`ui.view.field_options`), never spelled
+out here.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +31,9 @@ from dynamics.config import (
 from dynamics.limits import get_limits
 from dynamics.uploads import UploadError, example_csv, parse_upload
 
+from .inputs import Rule, friendly, number_field, parse_cell, plain, shown
 from .state import EXPLORER_KEY as KEY_PREFIX
-from .text import bullets, literal
+from .text import literal
 from .view import LABELS, FigureView, field_options
 
 DATA_LABELS = {
@@ -47,6 +49,84 @@ EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1
 RTOL_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 NORMALISATION_LABELS = {"none": "ε", "sqrt_m": "ε/√m", "sqrt_dm": "ε/√(dm)"}
 METHOD_LABELS = {"gf": "gradient flow (adaptive)", "gd": "gradient descent"}
+SERVER = "on this server"
+
+# how each setting is called on the page (messages name the control, never the dotted path)
+PATH_LABELS: dict[str, str] = {
+    "data": "data", "data.kind": "data", "data.angles_deg": "angle (°)",
+    "data.radii": "radius", "data.labels": "label", "data.radius": "radius",
+    "data.n_per": "points per cluster", "data.noise": "noise",
+    "data.angle_deg": "angle between x₊ and x₋", "data.p": "class weight p",
+    "data.norm_plus": "‖x₊‖", "data.norm_minus": "‖x₋‖", "data.d": "dimension d",
+    "data.n": "samples n", "data.rho": "ρ", "data.scheme": "teacher scheme", "data.x": "x",
+    "data.y": "y", "data.classes": "digits", "data.n_per_class": "images per class",
+    "data.X": "uploaded file", "data.bias": "bias coordinate",
+    "model": "model", "model.width": "width m", "model.gamma": "leaky slope γ",
+    "model.c": "output scale c", "loss": "loss", "loss.kind": "loss",
+    "loss.reduction": "reduction", "init": "initialisation", "init.scale": "init scale ε",
+    "init.scheme": "initialisation scheme", "init.output_value": "|a_j| value",
+    "integrator": "training", "integrator.method": "integrator",
+    "integrator.t_end": "end time t", "integrator.lr": "step η",
+    "integrator.rtol": "tolerance rtol", "integrator.max_steps": "step limit",
+    "record": "recording", "record.frames": "frames", "record.scalars": "samples",
+    "record.t_first": "first recorded time", "seed": "seed",
+}
+
+
+def number_rules() -> dict[str, Rule]:
+    """What each number field accepts (the server's limits read now)."""
+    lim = get_limits()
+    pos = {"lo": 0.0, "lo_open": True}
+    return {
+        "model.width": Rule("width m", 1, lim.max_width, integer=True, unit="neurons",
+                            hi_why=SERVER),
+        "model.gamma": Rule("leaky slope γ", 0.0, 1.0),
+        "model.c": Rule("output scale c", **pos),
+        "data.radius": Rule("radius", **pos),
+        "data.n_per": Rule("points per cluster", 1, lim.max_points, integer=True,
+                           unit="points", hi_why=SERVER),
+        "data.noise": Rule("noise", 0.0),
+        "data.angle_deg": Rule("angle between x₊ and x₋", 0.0, 180.0, lo_open=True,
+                               hi_open=True, unit="degrees"),
+        "data.p": Rule("class weight p", **pos),
+        "data.norm_plus": Rule("‖x₊‖", **pos),
+        "data.norm_minus": Rule("‖x₋‖", **pos),
+        "data.d": Rule("dimension d", 2, lim.max_dim, integer=True, unit="dimensions",
+                       hi_why=SERVER),
+        "data.n": Rule("samples n", 1, lim.max_points, integer=True, unit="samples",
+                       hi_why=SERVER, zero="n = d"),
+        "data.rho": Rule("ρ", **pos, zero="the scheme's value"),
+        "data.n_per_class": Rule("images per class", 1, 10_000, integer=True,
+                                 zero="all images"),
+        "init.output_value": Rule("|a_j| value", **pos),
+        "integrator.t_end": Rule("end time t", **pos),
+        "integrator.lr": Rule("step η", 0.0, 100.0, lo_open=True),
+        "record.frames": Rule("frames", 2, lim.max_frames, integer=True, unit="frames",
+                              hi_why=SERVER),
+        "seed": Rule("seed", 0, 2**32 - 1, integer=True),
+    }
+
+
+# table cells: angles are degrees on a circle (a huge angle is a typo, not a direction)
+CELL_RULES = {
+    "angles_deg": Rule("angle (°)", -360.0, 360.0, unit="degrees"),
+    "radii": Rule("radius", 0.0, 1e6, lo_open=True),
+    "labels": Rule("label", -1e6, 1e6),
+    "x": Rule("x", -1e6, 1e6),
+    "y": Rule("y", -1e6, 1e6),
+}
+
+
+class ReadableError(ConfigError):
+    """A ConfigError whose messages are already in the page's words (each starts with the
+    control it is about)."""
+
+
+# a sidebar wide enough for the data table's columns (label included) beside its row markers
+SIDEBAR_CSS = """<style>
+section[data-testid="stSidebar"][data-collapsed="false"] { min-width: 370px !important; }
+</style>"""
+CELL_WIDTH = {"angles_deg": 78, "radii": 66, "labels": 62, "x": 90, "y": 90}  # px
 
 
 def widget_key(path: str, prefix: str = KEY_PREFIX) -> str:
@@ -56,14 +136,16 @@ def widget_key(path: str, prefix: str = KEY_PREFIX) -> str:
 
 @dataclass
 class Controls:
-    """What the panel built: a Config (or the error), the display options, and the widgets'
-    error slots (dotted path → placeholder)."""
+    """What the panel built: a Config (or the error, its messages already in the page's
+    words), the display options, the widgets' error slots (dotted path → placeholder), and
+    notes for the main area (e.g. "no file uploaded yet")."""
 
     config: Config | None
     view: FigureView | None
     error: ConfigError | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     slots: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -88,7 +170,8 @@ def _set(d: dict[str, Any], path: str, value: Any) -> None:
 
 
 class _Panel:
-    """Draws widgets seeded from a base config; collects their values into a config dict."""
+    """Draws widgets seeded from a base config; collects their values into a config dict and
+    the messages of values it could not take (`problems`, dotted path → message)."""
 
     def __init__(self, base: Config, prefix: str, fresh: bool):
         self.base = base.to_dict()
@@ -96,6 +179,9 @@ class _Panel:
         self.fresh = fresh
         self.values: dict[str, Any] = {}
         self.slots: dict[str, Any] = {}
+        self.problems: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+        self.rules = number_rules()
 
     def key(self, path: str) -> str:
         return widget_key(path, self.prefix)
@@ -122,6 +208,22 @@ class _Panel:
         self.slot(path)
         return value
 
+    def number(self, path: str, label: str, *, step: float = 1.0, help: str | None = None,
+               to_widget: Callable[[Any], Any] = lambda v: v,
+               from_widget: Callable[[Any], Any] = lambda v: v) -> Any:
+        """A number field bound to `path` that takes what is typed (`ui.inputs.number_field`);
+        a value its rule rejects becomes a message next to it and the config is not built."""
+        base = _get(self.base, path)
+        k = self.seed(path, to_widget(base))
+        rule = self.rules[path]
+        value, problem = number_field(label, k, rule, step=step, help=help)
+        if problem:
+            self.problems.append((path, problem))
+        else:
+            self.values[path] = from_widget(value)
+        self.slot(path)
+        return value
+
 
 def _none_if_zero(v: Any) -> Any:
     return None if v in (0, 0.0, None) else v
@@ -135,28 +237,41 @@ def _with_choice(choices: tuple[float, ...], value: float) -> list[float]:
 
 def _table(p: _Panel, kind: str, columns: dict[str, str], base_rows: dict[str, list[Any]],
            help_text: str) -> pd.DataFrame:
-    """An editable table (st.data_editor) seeded from the base config's lists."""
+    """An editable table (st.data_editor) seeded from the base config's lists. Its cells are
+    text, parsed by `_column`: a number cell of the grid would silently drop what it cannot
+    hold ("1e308" became 1308)."""
     ss = st.session_state
     base_key = f"{p.prefix}._table_base.{kind}"
     version_key = f"{p.prefix}._table_version.{kind}"
     if p.fresh or base_key not in ss:
-        ss[base_key] = pd.DataFrame({label: base_rows[col] for col, label in columns.items()})
+        ss[base_key] = pd.DataFrame({label: [shown(float(v)) for v in base_rows[col]]
+                                     for col, label in columns.items()}, dtype=object)
         ss[version_key] = ss.get(version_key, 0) + 1
     st.caption(help_text)
     df = st.data_editor(
         ss[base_key], key=f"{p.prefix}.data.table.{kind}.{ss[version_key]}",
         num_rows="dynamic", width="stretch", hide_index=True,
-        column_config={label: st.column_config.NumberColumn(label, format="%g")
-                       for label in columns.values()})
+        column_config={label: st.column_config.TextColumn(label, width=CELL_WIDTH[col],
+                                                          help=CELL_RULES[col].allowed())
+                       for col, label in columns.items()})
     return df
 
 
-def _column(df: pd.DataFrame, label: str) -> list[Any]:
-    """A table column as a list: numbers as floats, blanks left as None (validation names them)."""
-    out: list[Any] = []
-    for v in df[label].tolist():
-        out.append(None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v))
-    return out
+def _column(p: _Panel, df: pd.DataFrame, col: str, label: str) -> None:
+    """A table column into `p.values["data.<col>"]`, or a message per bad cell (rows counted
+    from 1)."""
+    out: list[float] = []
+    bad = False
+    for i, raw in enumerate(df[label].tolist()):
+        v, problem = parse_cell(raw, CELL_RULES[col], i)
+        if problem:
+            p.problems.append((f"data.{col}", problem))
+            bad = True
+        elif v is not None:
+            out.append(v)
+    if not bad:
+        p.values[f"data.{col}"] = out
+    p.slot(f"data.{col}")
 
 
 def _data_controls(p: _Panel) -> None:
@@ -167,66 +282,60 @@ def _data_controls(p: _Panel) -> None:
         p.base["data"] = DATA_CLASSES[kind]().model_dump(mode="json")
     d = p.base["data"]
     if kind == "points":
-        df = _table(p, kind, {"angles_deg": "angle (°)", "radii": "radius", "labels": "label"},
-                    d, "One row per data point x = r(cos θ, sin θ). Labels ±1 classify; other "
-                    "labels regress (square loss). Add or delete rows at the bottom.")
-        p.values["data.angles_deg"] = _column(df, "angle (°)")
-        p.values["data.radii"] = _column(df, "radius")
-        p.values["data.labels"] = _column(df, "label")
-        p.slot("data.angles_deg")
-        p.slot("data.radii")
-        p.slot("data.labels")
+        cols = {"angles_deg": "angle (°)", "radii": "radius", "labels": "label"}
+        df = _table(p, kind, cols, d, "One row per data point x = r(cos θ, sin θ). Labels ±1 "
+                    "classify; other labels regress (square loss). Add or delete rows at the "
+                    "bottom.")
+        for col, label in cols.items():
+            _column(p, df, col, label)
     elif kind == "clusters":
-        df = _table(p, kind, {"angles_deg": "angle (°)", "labels": "label"}, d,
-                    "One row per cluster centre on the circle, with its label.")
-        p.values["data.angles_deg"] = _column(df, "angle (°)")
-        p.values["data.labels"] = _column(df, "label")
-        p.slot("data.angles_deg")
-        p.slot("data.labels")
+        cols = {"angles_deg": "angle (°)", "labels": "label"}
+        df = _table(p, kind, cols, d, "One row per cluster centre on the circle, with its "
+                    "label.")
+        for col, label in cols.items():
+            _column(p, df, col, label)
         c1, c2, c3 = st.columns(3)
         with c1:
-            p.widget("data.radius", st.number_input, "radius", format="%g")
+            p.number("data.radius", "radius", step=0.1)
         with c2:
-            p.widget("data.n_per", st.number_input, "per cluster", step=1)
+            p.number("data.n_per", "per cluster")
         with c3:
-            p.widget("data.noise", st.number_input, "noise", format="%g", step=0.05)
+            p.number("data.noise", "noise", step=0.05)
     elif kind == "two_signals":
-        p.widget("data.angle_deg", st.number_input, "angle between x₊ and x₋ (°)",
-                 format="%g", step=1.0)
+        p.number("data.angle_deg", "angle between x₊ and x₋ (°)")
         c1, c2, c3 = st.columns(3)
         with c1:
-            p.widget("data.p", st.number_input, "class weight p", format="%g", step=0.5)
+            p.number("data.p", "class weight p", step=0.5)
         with c2:
-            p.widget("data.norm_plus", st.number_input, "‖x₊‖", format="%g", step=0.1)
+            p.number("data.norm_plus", "‖x₊‖", step=0.1)
         with c3:
-            p.widget("data.norm_minus", st.number_input, "‖x₋‖", format="%g", step=0.1)
+            p.number("data.norm_minus", "‖x₋‖", step=0.1)
         c1, c2 = st.columns(2)
         with c1:
-            p.widget("data.n_per", st.number_input, "copies of each", step=1)
+            p.number("data.n_per", "copies of each")
         with c2:
-            p.widget("data.noise", st.number_input, "noise", format="%g", step=0.05)
+            p.number("data.noise", "noise", step=0.05)
     elif kind == "teacher":
         c1, c2 = st.columns(2)
         with c1:
-            p.widget("data.d", st.number_input, "dimension d", step=1)
+            p.number("data.d", "dimension d")
         with c2:
-            p.widget("data.n", st.number_input, "samples n (0: n = d)", step=1,
+            p.number("data.n", "samples n (0: n = d)",
                      to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
         c1, c2 = st.columns(2)
         with c1:
             p.widget("data.scheme", st.selectbox, "scheme",
                      options=field_options(TeacherData, "scheme"))
         with c2:
-            p.widget("data.rho", st.number_input, "ρ (0: the scheme's)", format="%g",
-                     step=0.1, to_widget=lambda v: 0.0 if v is None else float(v),
+            p.number("data.rho", "ρ (0: the scheme's)", step=0.1,
+                     to_widget=lambda v: 0.0 if v is None else float(v),
                      from_widget=_none_if_zero)
     elif kind == "three_point":
-        df = _table(p, kind, {"x": "x", "y": "y"}, d,
-                    "Univariate inputs x (a bias coordinate 1 is appended) and targets y.")
-        p.values["data.x"] = _column(df, "x")
-        p.values["data.y"] = _column(df, "y")
-        p.slot("data.x")
-        p.slot("data.y")
+        cols = {"x": "x", "y": "y"}
+        df = _table(p, kind, cols, d, "Univariate inputs x (a bias coordinate 1 is appended) "
+                    "and targets y.")
+        for col, label in cols.items():
+            _column(p, df, col, label)
     elif kind == "digits":
         c1, c2 = st.columns(2)
         with c1:
@@ -238,7 +347,7 @@ def _data_controls(p: _Panel) -> None:
         del p.values["data.classes.0"], p.values["data.classes.1"]
         p.values["data.classes"] = [a, b]
         p.slot("data.classes")
-        p.widget("data.n_per_class", st.number_input, "images per class (0: all)", step=10,
+        p.number("data.n_per_class", "images per class (0: all)", step=10,
                  to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
         p.widget("data.centre", st.checkbox, "centre the images")
     else:
@@ -249,33 +358,46 @@ def _data_controls(p: _Panel) -> None:
 
 def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     """Points and labels from a CSV/NPZ file (dynamics.uploads validates it). The parsed array
-    is kept in the session; links do not carry uploaded data (see ui.state.UPLOAD_PATHS)."""
+    is kept in the session; links do not carry uploaded data (see ui.state.UPLOAD_PATHS). A
+    rejected file is a problem of the panel (the page keeps its last good figure)."""
     store = p.key("data._uploaded")
+    rejected = p.key("data._rejected")
+    lim = get_limits()
     up = st.file_uploader("CSV or NPZ of points and labels", type=["csv", "txt", "npz"],
                           key=p.key("data._file"),
                           help="CSV: one row per point, the label in the last column (or a "
-                          "column named y/label/target). NPZ: arrays X and y. Limits: "
-                          f"{get_limits().max_upload_mb:g} MB, {get_limits().max_points} rows, "
-                          f"{get_limits().max_dim} columns.")
-    if up is not None and st.session_state.get(p.key("data._name")) != (up.name, up.size):
+                          "column named y/label/target). NPZ: arrays X and y. Limits on this "
+                          f"server: {lim.max_upload_mb:g} MB, {lim.max_points:,} rows, "
+                          f"{lim.max_dim:,} columns.")
+    if up is None:
+        st.session_state.pop(rejected, None)
+    elif st.session_state.get(p.key("data._name")) != (up.name, up.size):
         try:
             parsed = parse_upload(up.name, up.getvalue(), loss=p.base["loss"]["kind"])
         except UploadError as e:
             st.session_state.pop(store, None)
-            st.error("This file cannot be used:\n\n" + bullets(e.messages))
+            st.session_state[rejected] = list(e.messages)
         else:
-            st.session_state[store] = {"X": parsed.data.X, "y": parsed.data.y,  # arrays, no copy
+            st.session_state.pop(rejected, None)
+            st.session_state[store] = {"X": parsed.data.X, "y": parsed.data.y,  # no copy
                                        "summary": parsed.summary}
         st.session_state[p.key("data._name")] = (up.name, up.size)
+    msgs = st.session_state.get(rejected)
     got = st.session_state.get(store)
-    if got is None:
-        st.caption("No file yet: showing a two-point placeholder. Links do not carry uploaded "
-                   "data; upload the file again after opening a shared link.")
+    if msgs:
+        p.problems.append(("data.X", "uploaded file: this file cannot be used: "
+                           + "; ".join(literal(plain(m)) for m in msgs)))
+    elif got is None:
+        p.notes.append("No file uploaded yet: the figure shows a two-point placeholder. "
+                       "Upload a CSV or NPZ file in the sidebar (Data). Links do not carry "
+                       "uploaded data; upload the file again after opening a shared link.")
+        st.caption("No file yet: showing a two-point placeholder.")
         got = {"X": d.get("X", [[1.0, 0.0], [0.0, 1.0]]), "y": d.get("y", [1.0, -1.0])}
     else:
         st.caption(literal(got.get("summary", "")))
-    p.values["data.X"] = got["X"]
-    p.values["data.y"] = got["y"]
+    if got is not None:
+        p.values["data.X"] = got["X"]
+        p.values["data.y"] = got["y"]
     p.slot("data.X")
     p.slot("data.y")
     st.download_button("example CSV", example_csv(), file_name="example_points.csv",
@@ -286,11 +408,12 @@ def _model_controls(p: _Panel) -> None:
     lim = get_limits()
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("model.width", st.number_input, "width m", step=10, min_value=1,
-                 help=f"Hidden neurons (at most {lim.max_width}).")
+        p.number("model.width", "width m", step=10,
+                 help=f"Hidden neurons: a whole number from 1 to {lim.max_width:,} on this "
+                      "server.")
     with c2:
-        p.widget("model.gamma", st.number_input, "leaky slope γ", format="%g", step=0.05,
-                 help="σ(u) = max(u, γu); γ = 0 is ReLU.")
+        p.number("model.gamma", "leaky slope γ", step=0.05,
+                 help="σ(u) = max(u, γu), 0 ≤ γ ≤ 1; γ = 0 is ReLU.")
     c1, c2 = st.columns(2)
     with c1:
         p.widget("loss.kind", st.selectbox, "loss", options=field_options(LossConfig, "kind"))
@@ -302,7 +425,7 @@ def _model_controls(p: _Panel) -> None:
     with c1:
         p.widget("model.train_output", st.checkbox, "train output layer a")
     with c2:
-        p.widget("model.c", st.number_input, "output scale c", format="%g", step=0.5)
+        p.number("model.c", "output scale c", step=0.5)
 
 
 def _init_controls(p: _Panel) -> None:
@@ -321,7 +444,7 @@ def _init_controls(p: _Panel) -> None:
     if scheme == "fixed_output":
         c1, c2 = st.columns(2)
         with c1:
-            p.widget("init.output_value", st.number_input, "|a_j| value", format="%g")
+            p.number("init.output_value", "|a_j| value", step=0.1)
         with c2:
             p.widget("init.output_norm", st.selectbox, "divided by",
                      options=field_options(InitConfig, "output_norm"))
@@ -333,19 +456,19 @@ def _training_controls(p: _Panel) -> None:
                       horizontal=True, format_func=METHOD_LABELS.get)
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("integrator.t_end", st.number_input, "end time t", format="%g", step=10.0)
+        p.number("integrator.t_end", "end time t", step=10.0)
     with c2:
         if method == "gd":
-            p.widget("integrator.lr", st.number_input, "step η", format="%g", step=0.001)
+            p.number("integrator.lr", "step η", step=0.001)
         else:
             rtol = float(p.base["integrator"]["rtol"])
             p.widget("integrator.rtol", st.select_slider, "tolerance rtol",
                      options=_with_choice(RTOL_CHOICES, rtol), format_func=lambda v: f"{v:g}")
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("record.frames", st.number_input, "frames", step=20, min_value=2)
+        p.number("record.frames", "frames", step=20)
     with c2:
-        p.widget("seed", st.number_input, "seed", step=1, min_value=0)
+        p.number("seed", "seed")
     c1, c2 = st.columns(2)
     with c1:
         p.widget("record.spacing", st.selectbox, "frame spacing",
@@ -357,7 +480,7 @@ def _training_controls(p: _Panel) -> None:
 
 def view_controls(view: FigureView, prefix: str, fresh: bool) -> FigureView:
     """Radios for the figure's display options (options and labels from `FigureView`) and
-    the presenter switch; returns the view they describe."""
+    the presenter switch; returns the options they describe (as a FigureView)."""
     vals: dict[str, Any] = {}
     for name, label in (("radius", "radius"), ("time_axis", "time axis"),
                         ("time_scale", "time unit")):
@@ -380,6 +503,7 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
     are shown next to their controls by `show_errors`. With `view`, a "Display" expander
     holds the figure's options and `Controls.view` is what they say."""
     p = _Panel(base, prefix, fresh)
+    st.html(SIDEBAR_CSS)
     with st.expander("Data", expanded=True):
         _data_controls(p)
     with st.expander("Model and loss", expanded=True):
@@ -388,10 +512,10 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
         _init_controls(p)
     with st.expander("Training and recording", expanded=False):
         _training_controls(p)
-    shown: FigureView | None = None
+    shown_view: FigureView | None = None
     if view is not None:
         with st.expander("Display", expanded=True):
-            shown = view_controls(view, prefix, fresh)
+            shown_view = view_controls(view, prefix, fresh)
     raw = dict(p.base)
     raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     kind = p.values.get("data.kind", raw["data"]["kind"])
@@ -399,17 +523,31 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
         raw["data"] = DATA_CLASSES[kind]().model_dump(mode="json")
     for path, value in p.values.items():
         _set(raw, path, value)
+    if p.problems:
+        res = Controls(None, shown_view, ReadableError(p.problems), raw, p.slots, p.notes)
+        show_errors(res)
+        return res
     try:
         config = Config.from_dict(raw)
     except ConfigError as e:
-        res = Controls(None, shown, e, raw, p.slots)
+        res = Controls(None, shown_view, readable(e), raw, p.slots, p.notes)
         show_errors(res)
         return res
-    return Controls(config, shown, None, raw, p.slots)
+    return Controls(config, shown_view, None, raw, p.slots, p.notes)
+
+
+def readable(err: ConfigError, labels: Mapping[str, str] | None = None) -> ReadableError:
+    """The same errors (same paths, for the slots) with messages in the page's words
+    (`ui.inputs.friendly`)."""
+    names = PATH_LABELS if labels is None else {**PATH_LABELS, **labels}
+    if isinstance(err, ReadableError):
+        return err
+    return ReadableError([(path, friendly(path, msg, names)) for path, msg in err.errors])
 
 
 def show_errors(res: Controls) -> None:
-    """Each message in the slot of the control it names; the rest only in the summary."""
+    """Each message in the slot of the control it names (a table's cells share the table's
+    slot); the rest only in the summary."""
     if res.error is None:
         return
     for path, slot in res.slots.items():
@@ -418,7 +556,7 @@ def show_errors(res: Controls) -> None:
             slot.error("\n\n".join(msgs))
 
 
-def error_summary(err: ConfigError) -> str:
-    """A Markdown list of every problem, with the setting it belongs to."""
-    lines = [f"- **{path or 'settings'}**: {msg}" for path, msg in err.errors]
+def error_summary(err: ConfigError, labels: Mapping[str, str] | None = None) -> str:
+    """A Markdown list of every problem, each starting with the control it belongs to."""
+    lines = [f"- {m}" for _p, m in readable(err, labels).errors]
     return "These settings need a change before the run can start:\n\n" + "\n".join(lines)

@@ -25,8 +25,9 @@ from dynamics.papers import Claim
 from dynamics.trajectory import Trajectory
 from viz.export import ExportUnavailable, png_available, png_bytes, standalone_html
 
-RESULT_LABEL = {True: "pass", False: "FAIL", None: "shown"}
-CLAIM_COLUMNS = ("claim", "statement", "measured", "expected", "tolerance", "result", "details")
+RESULT_LABEL = {True: "pass", False: "FAIL", None: "illustration"}
+CLAIM_COLUMNS = ("claim", "statement", "measured", "expected", "tolerance", "result", "details",
+                 "justification", "integrator")
 
 
 def _cell(x: Any) -> Any:
@@ -44,13 +45,15 @@ def _cell(x: Any) -> Any:
 
 
 def claims_table(claims: Sequence[Claim] | pd.DataFrame) -> pd.DataFrame:
-    """Claims as a DataFrame with the columns of CLAIM_COLUMNS (result: pass / FAIL / shown;
-    `passed` keeps the raw True/False/None). A DataFrame is returned as it is."""
+    """Claims as a DataFrame with the columns of CLAIM_COLUMNS (result: pass / FAIL /
+    illustration; `passed` keeps the raw True/False/None). A DataFrame is returned as it
+    is."""
     if isinstance(claims, pd.DataFrame):
         return claims
     rows = [{"claim": c.name, "statement": c.statement, "measured": _cell(c.measured),
              "expected": _cell(c.expected), "tolerance": c.tolerance,
-             "result": RESULT_LABEL[c.passed], "details": c.details, "passed": c.passed}
+             "result": RESULT_LABEL[c.passed], "details": c.details,
+             "justification": c.justification, "integrator": c.integrator, "passed": c.passed}
             for c in claims]
     df = pd.DataFrame(rows, columns=[*CLAIM_COLUMNS, "passed"])
     for col in ("measured", "expected"):  # mixed numbers and text: one type for Arrow

@@ -1,37 +1,54 @@
 """Presenter mode: for a projector in class. The controls (sidebar, navigation, header) are
-hidden, text is larger, and the main figure fills the screen (85 % of the viewport's height).
-A small "Exit presenter mode" button stays at the top.
+hidden, text is larger, the header is compact and the main figure — with its ▶ Play button and
+time slider — fits in the window whatever its size (1280×720 projectors included).
 
 It is one URL flag, `view.presenter=true` (a field of every page's view, `ui.view.View`), so a
 teacher projects a link and every laptop that opens it sees the same view. Pages call `toggle`
-(or `hidden`) once near the top and draw their main figure with `ui.charts.chart`.
+(or `hidden`) once near the top and draw their main figure with `ui.charts.chart`; the intro
+text goes into `intro()` (an expander in presenter mode); the Explorer adds the lesson bar
+(`lesson_bar`: ◀ / ▶ buttons, the ← → keys and a clicker's PageUp / PageDown).
+
+How the figure fits: a small script (`FIT_JS`) measures where the main figure's container
+starts and sets the CSS variable `--eae-fig-top`; the container's height is then
+`100vh − top − margin`, at least FIG_MIN_PX and at most the height the figure was designed for
+(the figure's layout keeps its controls in its bottom margin up to that height).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
 FONT_SCALE = 1.25  # page text ×1.25 (the figure has its own ×1.35 presenter style)
-FIGURE_HEIGHT_CSS = "max(85vh, 780px)"  # below ~780 px the figure's annotation lanes collide
 FIG_KEY_PREFIX = "eae-fig-"
+FIG_MIN_PX = 380  # below this the figure's panels are unreadable: the page scrolls instead
+FIG_MARGIN_PX = 12  # kept free under the figure
+DESIGN_HEIGHT = "design_height"  # layout.meta key: the height the figure was laid out for
+FIGURE_HEIGHT_CSS = (f"clamp({FIG_MIN_PX}px, calc(100vh - var(--eae-fig-top, 90px) - "
+                     f"{FIG_MARGIN_PX}px), var(--eae-fig-max, 100vh))")
 
 PRESENTER_CSS = f"""
 <style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"], [data-testid="stSidebarNav"],
-header[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{
+header[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
+.st-key-eae-presenter-toggle {{
   display: none !important;
 }}
 html {{ font-size: {16 * FONT_SCALE:.0f}px !important; }}
 [data-testid="stMainBlockContainer"], .block-container {{
-  max-width: 100% !important; padding: 0.4rem 1.2rem 1rem 1.2rem !important;
+  max-width: 100% !important; padding: 0.3rem 1.2rem 0.5rem 1.2rem !important;
 }}
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] {{ font-size: {FONT_SCALE:.2f}rem !important; }}
+[data-testid="stMainBlockContainer"] h1 {{ font-size: 1.6rem !important;
+  padding: 0.1rem 9rem 0.2rem 0 !important; }}
+[data-testid="stMainBlockContainer"] h2, [data-testid="stMainBlockContainer"] h3 {{
+  font-size: 1.25rem !important; padding: 0.1rem 0 0.1rem 0 !important; }}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{ gap: 0.45rem; }}
 [class*="st-key-{FIG_KEY_PREFIX}"] [data-testid="stPlotlyChart"] {{
   height: {FIGURE_HEIGHT_CSS} !important;
 }}
@@ -42,14 +59,48 @@ html {{ font-size: {16 * FONT_SCALE:.0f}px !important; }}
 </style>
 """
 
+# Sets --eae-fig-top to the main figure's top in the page (scroll offsets added back, so the
+# height does not change while scrolling). Polls: no ResizeObserver (its loop warning is a
+# console error in Chromium).
+FIT_JS = """
+<script>
+(() => {
+  const fit = () => {
+    const el = document.querySelector('[class*="st-key-eae-fig-"]');
+    if (!el) return;
+    let top = el.getBoundingClientRect().top;
+    for (let p = el.parentElement; p; p = p.parentElement) top += p.scrollTop || 0;
+    const v = Math.max(0, Math.round(top)) + 'px';
+    const root = document.documentElement.style;
+    if (root.getPropertyValue('--eae-fig-top') !== v) root.setProperty('--eae-fig-top', v);
+  };
+  if (!window.__eaeFit) {
+    window.__eaeFit = fit;
+    window.addEventListener('resize', fit);
+    setInterval(fit, 300);
+  }
+  fit();
+})();
+</script>
+"""
+
+
+# the lesson bar keeps clear of the fixed "Exit presenter mode" button; its key twins are hidden
+LESSON_CSS = """<style>
+.st-key-eae-lesson-keys { display: none !important; }
+.st-key-eae-lesson { padding-right: 300px; }
+</style>"""
+
 
 def apply_presenter(enabled: bool, *, on_exit: Callable[..., Any] | None = None,
                     args: tuple[Any, ...] = ()) -> bool:
-    """Inject the presenter CSS and the exit button when `enabled`; returns `enabled`.
-    `on_exit` (called with `args`) must turn the page's presenter state off."""
+    """Inject the presenter CSS, the figure-fitting script and the exit button when `enabled`;
+    returns `enabled`. `on_exit` (called with `args`) must turn the page's presenter state
+    off."""
     if not enabled:
         return False
     st.html(PRESENTER_CSS)
+    st.html(FIT_JS, unsafe_allow_javascript=True)
     with st.container(key="presenter-exit"):
         st.button("Exit presenter mode", key="presenter.exit_button", icon=":material/close:",
                   on_click=on_exit, args=args, help="Show the controls again")
@@ -63,9 +114,29 @@ def session_flag_off(key: str) -> None:
 
 def fill_screen(fig: go.Figure) -> go.Figure:
     """Let the figure take the height of its container (set by the presenter CSS): layout
-    height unset, autosize on. Modifies and returns `fig`."""
+    height unset, autosize on; the height it was laid out for is kept in `layout.meta`
+    (`DESIGN_HEIGHT`), the container's maximum. Modifies and returns `fig`."""
+    h = fig.layout.height
+    if h is not None:
+        meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+        fig.update_layout(meta={**meta, DESIGN_HEIGHT: int(h)})
     fig.update_layout(height=None, autosize=True)
     return fig
+
+
+def design_height(fig: go.Figure) -> int | None:
+    """The height `fig` was laid out for (before `fill_screen`), if known."""
+    meta = fig.layout.meta
+    if isinstance(meta, dict) and meta.get(DESIGN_HEIGHT):
+        return int(meta[DESIGN_HEIGHT])
+    return None if fig.layout.height is None else int(fig.layout.height)
+
+
+def intro(on: bool, label: str = "About this page") -> Any:
+    """Where a page's introductory text goes (a container: `with` it, or call `.markdown`):
+    a collapsed expander in presenter mode (the figure comes first on a projector), a plain
+    container otherwise."""
+    return st.expander(label, expanded=False) if on else st.container()
 
 
 def toggle(key: str, initial: bool, fresh: bool, *,
@@ -75,7 +146,8 @@ def toggle(key: str, initial: bool, fresh: bool, *,
     it. Its state reaches the URL through the page's binder, never by binding the widget."""
     if fresh or key not in st.session_state:
         st.session_state[key] = initial
-    on = bool(st.toggle(label, key=key, help=help))
+    with st.container(key="eae-presenter-toggle"):  # hidden in presenter mode (Exit instead)
+        on = bool(st.toggle(label, key=key, help=help))
     apply_presenter(on, on_exit=session_flag_off, args=(key,))
     return on
 
@@ -90,5 +162,39 @@ def hidden(key: str, initial: bool, fresh: bool) -> bool:
     return on
 
 
-__all__ = ["PRESENTER_CSS", "apply_presenter", "fill_screen", "hidden", "session_flag_off",
-           "toggle"]
+def lesson_bar(labels: Sequence[tuple[str, str]], current: int,
+               go_to: Callable[[int], None], *, edited: bool = False) -> None:
+    """◀ Back · "k / n  label — line" · Next ▶ for a lesson of `labels` ((label, line),
+    trusted registry text) with `current` on screen (-1: none; Next starts at the first).
+    `go_to(i)` (a callback) shows scenario i. Keys: ← / → on the visible buttons, PageUp /
+    PageDown (what presentation clickers send) on hidden twins."""
+    n = len(labels)
+    prev_i, next_i = max(current - 1, 0), min(current + 1, n - 1)
+    st.html(LESSON_CSS)
+    with st.container(key="eae-lesson"):
+        c1, c2, c3 = st.columns([2, 7, 2], vertical_alignment="center")
+        with c1:
+            st.button("Back", key="lesson.prev", icon=":material/arrow_back:",
+                      disabled=current <= 0, on_click=go_to, args=(prev_i,), shortcut="Left",
+                      help="Previous scenario of the lesson (← or PageUp)", width="stretch")
+        with c2:
+            if current >= 0:
+                label, line = labels[current]
+                st.markdown(f"**{current + 1} / {n} · {label}**"
+                            + (" (edited)" if edited else "") + (f" — {line}" if line else ""))
+            else:
+                st.markdown(f"**Lesson: {n} scenarios.** Press Next (→) to start.")
+        with c3:
+            st.button("Next", key="lesson.next", icon=":material/arrow_forward:",
+                      icon_position="right", disabled=current >= n - 1, on_click=go_to,
+                      args=(next_i if current >= 0 else 0,), shortcut="Right",
+                      help="Next scenario of the lesson (→ or PageDown)", width="stretch")
+    with st.container(key="eae-lesson-keys"):  # hidden: only their shortcuts are used
+        st.button("Previous scenario", key="lesson.prev_page", disabled=current <= 0,
+                  on_click=go_to, args=(prev_i,), shortcut="PageUp")
+        st.button("Next scenario", key="lesson.next_page", disabled=current >= n - 1,
+                  on_click=go_to, args=(next_i if current >= 0 else 0,), shortcut="PageDown")
+
+
+__all__ = ["PRESENTER_CSS", "apply_presenter", "design_height", "fill_screen", "hidden",
+           "intro", "lesson_bar", "session_flag_off", "toggle"]

@@ -28,7 +28,9 @@ import streamlit as st
 
 from dynamics.config import Config, config_from_query
 
-from .view import VIEW_PREFIX, FigureView, View
+from .inputs import Rule, number_field, shown
+from .lesson import ExplorerView, base_config, find_scenario
+from .view import VIEW_PREFIX, View
 
 V = TypeVar("V", bound=View)
 UPLOAD_PATHS = ("data.X", "data.y")  # uploaded arrays stay out of links (size, privacy)
@@ -215,10 +217,31 @@ class Binder(Generic[V]):
             st.session_state[key] = seeded
         if options is not None:
             kw["options"] = options
-        out = make(label, key=key, **kw)
+        if make is st.number_input:
+            out = _number_knob(label, key, value, kw)
+        else:
+            out = make(label, key=key, **kw)
         if out != value:
             bound.extra[key] = str(out)
         return out
+
+
+def _number_knob(label: str, key: str, default: Any, kw: dict[str, Any]) -> Any:
+    """A page knob's number field that takes what is typed (`ui.inputs.number_field`: no
+    browser-side bounds, which refuse or coerce silently). A rejected value is said under the
+    field, with the value used meanwhile (the last good one)."""
+    integer = isinstance(default, int) and not isinstance(default, bool)
+    rule = Rule(label.split(" (")[0], kw.get("min_value"), kw.get("max_value"),
+                integer=integer)
+    last_key = f"{key}._last_good"
+    value, problem = number_field(label, key, rule, step=kw.get("step") or 1.0,
+                                  help=kw.get("help"), fmt=kw.get("format") or "%g")
+    if problem:
+        kept = st.session_state.get(last_key, default)
+        st.error(f"{problem} Still showing {shown(float(kept))} meanwhile.")
+        return kept
+    st.session_state[last_key] = value
+    return value
 
 
 def _knob_value(raw: str, default: Any, options: Any, kw: Mapping[str, Any]
@@ -248,16 +271,20 @@ def switch_to(page: str, params: Mapping[str, str], binder_key: str) -> None:
     st.switch_page(page, query_params=dict(params))
 
 
-def explorer_binder() -> Binder[FigureView]:
-    """The Explorer's binder: one Config (unprefixed) and the figure's view."""
-    return Binder(EXPLORER_KEY, FigureView, {"run": ConfigSlot()})
+def explorer_binder() -> Binder[ExplorerView]:
+    """The Explorer's binder: one Config (unprefixed, kept as its differences from the lesson
+    scenario on screen, if any: `ui.lesson.base_config`) and the Explorer's view."""
+    return Binder(EXPLORER_KEY, ExplorerView, {"run": ConfigSlot(base=base_config)})
 
 
 def open_in_explorer(config: Config, view: View | None = None) -> None:
-    """Switch to the Explorer showing `config` (presenter mode kept from `view`). Does not
+    """Switch to the Explorer showing `config` (presenter mode kept from `view`). In presenter
+    mode a paper's preset opens as that lesson scenario, so ◀ / ▶ continue from it. Does not
     return."""
-    fv = FigureView(presenter=bool(view and view.presenter))
-    switch_to(EXPLORER_PAGE, explorer_binder().query(fv, {"run": config}), EXPLORER_KEY)
+    presenter = bool(view and view.presenter)
+    found = find_scenario(config) if presenter else None
+    ev = ExplorerView(presenter=presenter, scenario=found.key if found else "")
+    switch_to(EXPLORER_PAGE, explorer_binder().query(ev, {"run": config}), EXPLORER_KEY)
 
 
 def share_link(params: Mapping[str, str], page_url: str | None = None) -> str:

@@ -1,0 +1,171 @@
+"""The dashboard as a teacher, a student and a researcher use it, in real Chromium: presenter
+mode fits a projector (figure, ▶ Play and slider inside 1280×720 and 1920×1080), the lesson
+keys step through scenarios, typed numbers are never coerced, claims tables are readable at
+1280 px, and no page logs a console error (normal and presenter mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from devtools.browser import wait_for_streamlit_idle
+
+PAGES = ["", "overview", "papers", "compare", "real_data", "sweeps", "status"]
+FIGURE_PAGES = ["", "overview", "papers?paper=boursier", "compare", "real_data"]
+BOX_JS = """() => {
+  const gd = document.querySelector('[class*="st-key-eae-fig-"] .js-plotly-plot');
+  if (!gd) return null;
+  const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, height: r.height}; };
+  return {figure: box(gd), play: box(gd.querySelector('.updatemenu-button')),
+          slider: box(gd.querySelector('.slider-container')),
+          width: innerWidth, height: innerHeight};
+}"""
+
+
+def _url(base: str, path: str, presenter: bool) -> str:
+    if not presenter:
+        return f"{base}/{path}"
+    return f"{base}/{path}{'&' if '?' in path else '?'}view.presenter=true"
+
+
+@pytest.fixture()
+def context_of(browser: Any) -> Iterator[Any]:
+    """Factory: a page in a fresh context with the given viewport (closed at the end)."""
+    contexts: list[Any] = []
+
+    def make(width: int, height: int) -> Any:
+        ctx = browser.new_context(viewport={"width": width, "height": height},
+                                  device_scale_factor=1)
+        ctx.set_default_timeout(60_000)
+        contexts.append(ctx)
+        return ctx.new_page()
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+def _settle(page: Any) -> None:
+    wait_for_streamlit_idle(page, timeout=300)
+    page.wait_for_timeout(1200)  # the presenter script sizes the figure (polls every 0.3 s)
+    wait_for_streamlit_idle(page, timeout=120)
+
+
+def _no_exception(page: Any) -> None:
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()
+
+
+# ----------------------------------------------------------------------------- projector
+@pytest.mark.browser
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
+@pytest.mark.parametrize("path", FIGURE_PAGES)
+def test_presenter_figure_play_and_slider_fit_the_viewport(streamlit_server, context_of,
+                                                           screenshot_dir, path, width,
+                                                           height):
+    page = context_of(width, height)
+    page.goto(_url(streamlit_server, path, True))
+    _settle(page)
+    _no_exception(page)
+    got = page.evaluate(BOX_JS)
+    assert got is not None, "no main figure"
+    for name in ("figure", "play", "slider"):
+        box = got[name]
+        assert box is not None and box["height"] > 0, (name, got)
+        assert box["left"] >= 0 and box["top"] >= 0, (name, got)
+        assert box["right"] <= width + 0.5 and box["bottom"] <= height + 0.5, (name, got)
+    assert got["figure"]["height"] >= 380, got  # still a figure, not a strip
+    stem = path.split("?")[0] or "explorer"
+    page.screenshot(path=screenshot_dir / f"presenter_fit_{stem}_{width}x{height}.png")
+
+
+@pytest.mark.browser
+def test_lesson_keys_step_through_scenarios(streamlit_server, context_of):
+    page = context_of(1280, 720)
+    page.goto(f"{streamlit_server}/?view.presenter=true&view.lesson=min.toy_2d,"
+              "wang_ma.four_phases,boursier.three_point_leaky")
+    _settle(page)
+
+    def press(key: str, scenario: str) -> None:
+        page.keyboard.press(key)
+        page.wait_for_url(f"**view.scenario={scenario}**", timeout=120_000)
+        _settle(page)
+        _no_exception(page)
+
+    press("ArrowRight", "min.toy_2d")
+    assert page.get_by_text("1 / 3 · Min et al. · 2-D toy").count() == 1
+    press("PageDown", "wang_ma.four_phases")  # what a presentation clicker sends
+    press("ArrowRight", "boursier.three_point_leaky")
+    press("PageUp", "wang_ma.four_phases")
+    press("ArrowLeft", "min.toy_2d")
+    assert page.evaluate(BOX_JS) is not None
+
+
+# ----------------------------------------------------------------------------- inputs
+@pytest.mark.browser
+def test_typed_width_is_never_coerced(streamlit_server, page):
+    page.goto(f"{streamlit_server}/?model.width=12")
+    _settle(page)
+    field = page.get_by_role("spinbutton", name="width m")
+    for typed, expect in (("1e9", "you typed 1e9"), ("-5", "you typed -5")):
+        field.fill(typed)
+        field.press("Enter")
+        _settle(page)
+        _no_exception(page)
+        assert page.get_by_text(expect).count() >= 1, typed  # beside the field and above
+        assert page.locator('[class*="st-key-eae-stale-"] .js-plotly-plot').count() == 1
+        assert "model.width=12" in page.url  # the link keeps the last good settings
+
+
+@pytest.mark.browser
+def test_claims_table_is_readable_at_1280(streamlit_server, context_of, screenshot_dir):
+    page = context_of(1280, 800)
+    page.goto(f"{streamlit_server}/papers?paper=boursier")
+    _settle(page)
+    table = page.locator('[data-testid="stTable"]').first  # this run's claims
+    table.scroll_into_view_if_needed()
+    assert table.locator("th").first.inner_text().strip() == "result"
+    box = table.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1280
+    cells = table.locator("td")
+    assert cells.count() > 0
+    for i in range(cells.count()):  # wrapped, never cut: each cell shows all its text
+        assert cells.nth(i).evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    page.screenshot(path=screenshot_dir / "claims_table_1280.png", full_page=True)
+
+
+# ----------------------------------------------------------------------------- console
+def _base_path_probe(url: str, base: str, path: str) -> bool:
+    """Streamlit's frontend, opened on a deep link `/<page>`, first looks for its server
+    under that path (`/<page>/_stcore/health`, `/<page>/_stcore/host-config`: 404, logged by
+    the browser as failed resources) and then finds it at the root. That probe is Streamlit's
+    own and happens before any of the app runs; everything else must be clean."""
+    page = path.split("?")[0]
+    return bool(page) and url in (f"{base}/{page}/_stcore/health",
+                                  f"{base}/{page}/_stcore/host-config")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("path", PAGES)
+def test_no_console_errors(streamlit_server, page, path, presenter):
+    errors: list[str] = []
+
+    def on_console(m: Any) -> None:
+        if m.type == "error" and not _base_path_probe(m.location.get("url", ""),
+                                                      streamlit_server, path):
+            errors.append(f"console: {m.text} ({m.location.get('url')})")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    page.goto(_url(streamlit_server, path, presenter))
+    _settle(page)
+    _no_exception(page)
+    if path == "papers":  # the claims check draws more tables and a status box
+        page.get_by_role("button", name="Check the claims").click()
+        wait_for_streamlit_idle(page, timeout=900)
+        _no_exception(page)
+    assert errors == []

@@ -1,0 +1,32 @@
+"""Tables that must be read whole: the papers' claims (verdict first, statements wrapped).
+
+`st.dataframe` truncates long text in fixed-width cells and puts the columns past the right
+edge; a claim's statement and its verdict must be readable at 1280 px, so claims are drawn as
+a static table (`st.table`, cells wrap) with the verdict in the first column.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+CLAIM_ORDER = ("result", "claim", "statement", "measured", "expected", "tolerance", "details")
+
+
+def claims_view(df: pd.DataFrame) -> pd.DataFrame:
+    """The claims table as shown: the verdict ("result": pass / FAIL / shown) first, then the
+    claim and its full statement, the numbers, the details; every cell as text."""
+    cols = [c for c in CLAIM_ORDER if c in df.columns]
+    out = df[cols].copy()
+    for c in cols:
+        out[c] = out[c].map(lambda v: "" if v is None or (isinstance(v, float) and v != v)
+                            else str(v))
+    return out
+
+
+def show_claims(df: pd.DataFrame) -> None:
+    """Draw a claims table (`ui.downloads.claims_table`) with every statement wrapped."""
+    st.table(claims_view(df), hide_index=True, border="horizontal")
+
+
+__all__ = ["claims_view", "show_claims"]
