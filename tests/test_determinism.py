@@ -110,3 +110,30 @@ def test_split_bits_are_the_same_with_1_2_and_3_threads() -> None:
             assert np.array_equal(x, y)
     auto = GDStepper(p, W, a, 0.02, path="blas")
     assert auto.blocks == blocks_for(n, d, m) == 1
+
+
+def test_gf_bits_do_not_depend_on_where_chunks_end() -> None:
+    """`simulate` sizes chunks from measured wall time, so where a call's evaluation budget ends
+    varies from run to run; the steps taken must not. One long call and calls of 4, 5 and 7
+    evaluations (ending mid-step, after rejections too) give the same bits."""
+    from dynamics.kernels import GFStepper, Problem
+
+    x = np.array([-0.75, -0.5, 0.125])
+    X = np.ascontiguousarray(np.c_[x, np.ones(3)])
+    p = Problem(X, np.array([1.1, 0.1, 0.8]), np.ones(3), 0.05, 1.0, "square", "mean", True)
+    rng = np.random.default_rng(3)
+    W = rng.normal(0.0, 1e-3, (6, 2))
+    a = np.linalg.norm(W, axis=1) * rng.choice([-1.0, 1.0], 6)
+    grid = np.zeros(0)
+    ref = GFStepper(p, W, a, 1e-6, 1e-12)
+    ref.advance(60.0, 10**8, grid)
+    assert ref.n_rejected > 0  # the case that lost its "just rejected" state between calls
+    for budget in (4, 5, 7):
+        s = GFStepper(p, W, a, 1e-6, 1e-12)
+        calls = 0
+        while s.t < 60.0:
+            s.advance(60.0, budget, grid)
+            calls += 1
+        assert calls > 100
+        assert (s.n_accepted, s.n_rejected) == (ref.n_accepted, ref.n_rejected)
+        assert s.W.tobytes() == ref.W.tobytes() and s.a.tobytes() == ref.a.tobytes()

@@ -166,11 +166,14 @@ def _copy2(A, B):
 @jit
 def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_target,
             max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
-            streak, err_prev, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr, out_dr):
+            streak, err_prev, rejected_in, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr,
+            out_dr):
     """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from t to exactly t_target (in place).
 
     Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected,
-    n_forced, streak, err_prev). ``streak`` (consecutive accepted steps below the kink floor)
+    n_forced, streak, err_prev, rejected). ``rejected`` (the step in progress was rejected: no
+    growth on its retry) carries over when the budget ends a call mid-step, so where a chunk
+    ends never changes the steps taken (same bits however the run is chunked). ``streak`` (consecutive accepted steps below the kink floor)
     carries over between calls, so chunked driving engages the floor as early as one long call.
     Steps at the kink floor (see KINK_REL) are accepted when the loss does not increase and
     counted in n_forced.
@@ -200,7 +203,7 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
         ne += 1
         have_f = True
     if not np.isfinite(L) or not params_ok(P):
-        return DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev
+        return DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev, False
     if h <= 0.0:
         # scipy's select_initial_step (order 3), with f = −∇L
         d0 = _rms_scaled(P, P, atol, rtol, rows)
@@ -219,8 +222,11 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
         if not h > 0.0 or not np.isfinite(h):
             h = 1e-6
 
+    carry = rejected_in
+    rejected = rejected_in
     while t < t_target:
-        rejected = False
+        rejected = carry
+        carry = False
         h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(P, G1, sc)
         while True:
             if ne + 3 > max_evals:
@@ -294,7 +300,8 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
     unpack(P, W, a)
     if odd:  # the caller's G1 buffer is now the local G4
         _copy2(G1, G4)
-    return st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev
+    return (st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev,
+            rejected and st == BUDGET)
 
 
 def default_tolerances(W0: np.ndarray, a0: np.ndarray) -> tuple[float, float]:
@@ -338,6 +345,7 @@ class GFStepper:
                                else kink_streak_for(self.rtol))
         self._streak = 0  # consecutive accepted steps below the kink floor (kept across calls)
         self._err_prev = 1e-4  # last accepted step's scaled error (PI controller memory)
+        self._rejected = False  # a call ended on its budget right after a rejected step
         m = self.ws.W.shape[0]
         self._sc = np.empty((2, m))  # scratch of the kink-floor rate and the error norm
         self._stage = tuple(np.empty_like(self.ws.P) for _ in range(5))  # Pn, Pt, G2, G3, G4
@@ -385,11 +393,11 @@ class GFStepper:
         buf = sample_buffers(int(np.searchsorted(grid, t_target, "right")
                                  - np.searchsorted(grid, self.t, "right")))
         Pn, Pt, G2, G3, G4 = self._stage
-        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep = _gf_run(
+        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej = _gf_run(
             *ws.data, *ws.model, ws.W, ws.a, self.t, t_target, max_evals,
             self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
-            self.kink_rel, self.kink_streak, self._streak, self._err_prev, ws.P, Pn, Pt,
-            ws.G, G2, G3, G4, self._sc, *buf)
+            self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
+            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf)
         self.t = float(t)
         self.h = float(h)
         ws.L = float(L)
@@ -400,6 +408,7 @@ class GFStepper:
         self.n_forced += int(nf)
         self._streak = int(streak)
         self._err_prev = float(ep)
+        self._rejected = bool(rej)
         status = KERNEL_STATUS[st]
         if st == BUDGET and self.max_steps is not None and (
                 self.n_accepted + self.n_rejected >= self.max_steps):
