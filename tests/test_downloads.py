@@ -84,11 +84,13 @@ def test_trajectory_npz_round_trips(traj):
 def test_claims_table_and_csv():
     claims = [Claim("a.one", "x equals 1", 1.0, 1.0, "± 0.1", True),
               Claim("a.two", "a list", [1, 2], "> 0", "exact", False, "some details"),
-              Claim("a.three", "shown only", "3 of 4", "shown", "—", None)]
+              Claim("a.three", "an illustration", "3 of 4", "—", "—", None,
+                    justification="not counted", integrator="gf rtol 1e-06")]
     df = claims_table(claims)
-    assert list(df["result"]) == ["pass", "FAIL", "shown"]
-    for col in ("measured", "expected", "tolerance", "result"):
+    assert list(df["result"]) == ["pass", "FAIL", "illustration"]
+    for col in ("measured", "expected", "tolerance", "result", "justification", "integrator"):
         assert col in df.columns
+    assert df["integrator"].iloc[2] == "gf rtol 1e-06"
     csv = claims_csv(claims).decode("utf-8-sig")
     assert csv.splitlines()[0].startswith("claim,statement,measured,expected,tolerance,result")
     assert "FAIL" in csv and "± 0.1" in csv

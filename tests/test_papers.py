@@ -107,4 +107,9 @@ def test_analysis_takes_each_papers_annotations():
     toy = analyse(_toy_run())
     names = [d.name for d in toy.directions]
     assert names.index("x₊") < names.index("x₋")
-    assert any(m.name == "Min et al. T bound" and m.source == "predicted" for m in toy.markers)
+    # the default run has the square loss: Min et al.'s theorem does not apply, a note says so
+    assert not any(m.name == "Min et al. T bound" for m in toy.markers)
+    assert any(n.startswith("Min et al.") and "square" in n for n in toy.notes)
+    # their toy preset (exponential loss, balanced, μ > 0, ReLU) gets the T bound
+    mn = analyse(simulate(PAPERS["min"].presets(True)["toy_2d_alpha1e-6"]))
+    assert any(m.name == "Min et al. T bound" and m.source == "predicted" for m in mn.markers)

@@ -38,6 +38,14 @@ def dataset_view(traj: Trajectory) -> theory.Dataset:
                           directions=dict(traj.directions), meta=dict(traj.meta))
 
 
+def run_label(config: Config) -> str:
+    """How a run was integrated, for `Claim.integrator`: "gf rtol 1e-08" or "gd η = 0.002"."""
+    i = config.integrator
+    if i.method == "gd":
+        return f"gd η = {i.lr:g}"
+    return f"gf rtol {i.rtol:g}" + (f", atol {i.atol:g}" if i.atol is not None else "")
+
+
 def full_w(traj: Trajectory, frame: int) -> np.ndarray:
     """The full W at `frame` (claims need it; the papers' presets record it at every frame)."""
     W = traj.W_at(frame)
@@ -106,13 +114,17 @@ class Comparison:
 @dataclass(frozen=True)
 class BuiltinSweep:
     """A built-in sweep: a paper's scaling claim as a picture. `build(quick)` gives the sweep
-    spec as a dict (`dynamics.sweeps.Sweep.from_dict`)."""
+    spec as a dict (`dynamics.sweeps.Sweep.from_dict`). `prefetch_claims`: its points are
+    runs the paper's claims read (quick: the fast claims, full: the full ones), so
+    ``python -m dynamics reproduce`` runs it on Dask first and the claims find the runs in
+    the cache."""
 
     name: str
     title: str
     paper: str  # who claims it, as shown on the Sweeps page
     claim: str
     build: Callable[[bool], dict[str, Any]]
+    prefetch_claims: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,7 +143,9 @@ class Paper:
     """Everything the library and the pages know about one paper.
 
     `order` sorts the registry (pages, reports, analysis); `text` is the page's Markdown
-    statement of the claim; `note` an extra remark shown under the paper's figure ("" none).
+    statement of the claim; `note` an extra remark shown under the paper's figure ("" none);
+    `artifacts` data files the reproduction writes for the pages (e.g. Chistikov et al.'s
+    per-seed Table 1), computed from the same (cached) runs as the claims.
     """
 
     key: str
@@ -150,6 +164,8 @@ class Paper:
     comparisons: Mapping[str, Comparison] = field(default_factory=dict)
     builtin_sweeps: tuple[BuiltinSweep, ...] = ()
     note: str = ""
+    # files `python -m dynamics reproduce` writes beside the report: (fast, run) → name → text
+    artifacts: Callable[[bool, Run], dict[str, str]] | None = None
 
     def check(self, fast: bool = True, run: Run | None = None) -> list[Claim]:
         """Run the paper's presets (through `run`, default `simulate`) and check its claims."""

@@ -5,10 +5,23 @@ Claims: with a balanced start of scale λ, positive neurons align to γ_[n] = (1
 (cos ≥ 1 − λ^ε, Lemma 5) and negative ones deactivate (Lemma 4), in time ≈ ln(1/λ)/‖γ_[n]‖;
 then W converges to the rank-1 teacher solution (nuclear norm → ‖v*‖, ‖θ‖² → 2); the final
 max angle between active neurons scales like λ (their Table 1).
+
+Table 1 is a median of 5 trials of a heavy-tailed quantity (one positive neuron left active
+on a single point far from the bundle sets the max angle of its trial and does not shrink with
+λ), so the claim is a distribution: the published 5-trial median must lie in the central 90 %
+of simulated 5-trial medians (`cell_stats`, exact bootstrap over 30 seeds per cell), and the
+per-seed ratio per factor 4 in λ must be 4 ± 0.3. The runs come from the built-in sweep
+``table1_distribution`` (Dask; the same configs as `table1_configs`); the per-seed file
+`python -m dynamics reproduce` writes (`table1_file`) feeds the Papers page's figure.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,7 +29,6 @@ import numpy as np
 from .. import metrics, phases, theory
 from ..annotations import Direction, TimeMarker
 from ..config import Config
-from ..data import build_dataset
 from ..phases import PhaseRules
 from ..trajectory import Trajectory
 from .base import (
@@ -29,6 +41,7 @@ from .base import (
     Showcase,
     dataset_view,
     full_w,
+    run_label,
 )
 from .claims import Claim, fmt
 
@@ -102,64 +115,218 @@ def positive_max_angle(tr: Trajectory, f: int = -1) -> float:
     return float(ang.max()) if ang.size else 0.0
 
 
-def claims(fast: bool, run: Run) -> list[Claim]:
-    out: list[Claim] = []
-    lams = (-5, -7) if fast else (-4, -5, -6, -7, -8)
-    seeds = range(3 if fast else 5)
-    d_list = (16,) if fast else (16, 4)
-    for d in d_list:
-        rows = []
-        med = {}
-        for k in lams:
+# ----------------------------------------------------------------------------- Table 1
+TABLE1_D: tuple[int, ...] = (4, 16, 64)
+TABLE1_K: tuple[int, ...] = (-4, -5, -6, -7, -8)
+TABLE1_SEEDS = 30  # the full form: enough for a stable 90 % interval of 5-trial medians
+TABLE1_FAST_D: tuple[int, ...] = (4, 16)  # CI: small d, three λ, a few seeds
+TABLE1_FAST_K: tuple[int, ...] = (-5, -6, -7)
+TABLE1_FAST_SEEDS = 8
+TRIALS = 5  # the paper's trials per point (median reported)
+CENTRAL = 0.90  # the central mass the published median must lie in
+SCALING_FROM = -5  # the small-λ regime of the scaling claim (Table 1: 4⁻⁴ → 4⁻⁵ is 2.7 at d=16)
+
+
+def table1_grid(fast: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(d values, log4 λ values, seeds) of the Table 1 reproduction (fast: CI size)."""
+    if fast:
+        return TABLE1_FAST_D, TABLE1_FAST_K, tuple(range(TABLE1_FAST_SEEDS))
+    return TABLE1_D, TABLE1_K, tuple(range(TABLE1_SEEDS))
+
+
+def median_of_trials_cdf(values: np.ndarray, trials: int = TRIALS) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    """The bootstrap distribution of the median of `trials` (odd) draws with replacement
+    from `values`, computed exactly: P(median ≤ x_(j)) = P(at least (trials+1)/2 draws
+    ≤ x_(j)) = Σ_{i ≥ (trials+1)/2} C(trials, i) p^i (1−p)^(trials−i), p = j/N.
+    Returns (sorted values, CDF at each)."""
+    x = np.sort(np.asarray(values, float))
+    n = len(x)
+    p = np.arange(1, n + 1) / n
+    need = (trials + 1) // 2
+    cdf = sum(math.comb(trials, i) * p**i * (1 - p) ** (trials - i)
+              for i in range(need, trials + 1))
+    return x, np.asarray(cdf, float)
+
+
+def cell_stats(values: np.ndarray, published: float, trials: int = TRIALS,
+               central: float = CENTRAL) -> dict[str, float | bool]:
+    """Per-trial median, the central `central` interval of `trials`-trial medians (exact
+    bootstrap, `median_of_trials_cdf`), P(trials-trial median ≥ published) and whether the
+    published value lies in the interval."""
+    x, cdf = median_of_trials_cdf(values, trials)
+    lo_q, hi_q = (1 - central) / 2, 1 - (1 - central) / 2
+    lo = float(x[int(np.searchsorted(cdf, lo_q - 1e-12))])
+    hi = float(x[min(int(np.searchsorted(cdf, hi_q - 1e-12)), len(x) - 1)])
+    q = float(np.mean(x >= published))  # one draw ≥ published
+    need = (trials + 1) // 2
+    p_ge = sum(math.comb(trials, i) * q**i * (1 - q) ** (trials - i)
+               for i in range(need, trials + 1))
+    return {"median": float(np.median(x)), "lo": lo, "hi": hi, "published": published,
+            "p_ge": float(p_ge), "inside": bool(lo <= published <= hi), "n": len(x)}
+
+
+@dataclass(frozen=True)
+class Table1:
+    """Simulated Table 1: the final max angle (degrees) between active positive neurons for
+    each (d, log4 λ) cell, one value per seed (same seed order in every cell)."""
+
+    angles: dict[tuple[int, int], tuple[float, ...]]
+    seeds: tuple[int, ...]
+    integrator: str
+    fast: bool
+
+    @property
+    def d_values(self) -> tuple[int, ...]:
+        return tuple(sorted({d for d, _ in self.angles}))
+
+    @property
+    def k_values(self) -> tuple[int, ...]:
+        return tuple(sorted({k for _, k in self.angles}, reverse=True))
+
+    def stats(self) -> list[dict[str, Any]]:
+        """One row per cell: d, log4 λ, the per-trial median, the central 90 % interval of
+        5-trial medians, the published value, P(5-trial median ≥ published), inside."""
+        return [{"d": d, "log4 λ": k, **cell_stats(np.asarray(self.angles[(d, k)]),
+                                                   TABLE1_MAX_ANGLE[(k, d)])}
+                for d in self.d_values for k in self.k_values]
+
+    def ratios(self, d: int, k_max: int = SCALING_FROM) -> np.ndarray:
+        """Per seed and per adjacent pair of λ values ≤ 4^k_max (factor 4): angle(4λ) /
+        angle(λ)."""
+        ks = tuple(k for k in self.k_values if k <= k_max)
+        return np.array([a / b for hi, lo in itertools.pairwise(ks)
+                         for a, b in zip(self.angles[(d, hi)], self.angles[(d, lo)],
+                                         strict=True) if b > 0])
+
+    def to_json(self) -> str:
+        return json.dumps({"seeds": list(self.seeds), "integrator": self.integrator,
+                           "fast": self.fast,
+                           "cells": [{"d": d, "log4_lambda": k, "angles": list(v)}
+                                     for (d, k), v in sorted(self.angles.items())]},
+                          indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> Table1:
+        o = json.loads(text)
+        return cls(angles={(int(c["d"]), int(c["log4_lambda"])): tuple(map(float, c["angles"]))
+                           for c in o["cells"]},
+                   seeds=tuple(o["seeds"]), integrator=str(o["integrator"]),
+                   fast=bool(o["fast"]))
+
+
+def table1_configs(fast: bool) -> list[Config]:
+    """Every run of the Table 1 reproduction (the built-in sweep computes the same ones)."""
+    ds, ks, seeds = table1_grid(fast)
+    return [config(d, k, s) for d in ds for k in ks for s in seeds]
+
+
+def measure_table1(run: Run, fast: bool = True, *, ds: tuple[int, ...] | None = None,
+                   ks: tuple[int, ...] | None = None,
+                   seeds: tuple[int, ...] | None = None) -> Table1:
+    """Run (through `run`) every cell and seed of the grid and read the positive max angle."""
+    g_d, g_k, g_s = table1_grid(fast)
+    ds, ks, seeds = ds or g_d, ks or g_k, seeds or g_s
+    angles: dict[tuple[int, int], tuple[float, ...]] = {}
+    labels: set[str] = set()
+    for d in ds:
+        for k in ks:
             vals = []
             for s in seeds:
                 tr = run(config(d, k, s))
+                labels.add(run_label(tr.config))
                 vals.append(positive_max_angle(tr))
-                rows.append({"d": d, "log4 λ": k, "seed": s, "max angle (°)": vals[-1],
-                             "incl. negative stragglers (°)":
-                                 float(tr.frame_metrics["max_angle"][-1]),
-                             "loss": float(tr.loss[-1])})
-            med[k] = float(np.median(vals))
-        pub = {k: TABLE1_MAX_ANGLE[(k, d)] for k in lams}
-        ratios = {k: med[k] / pub[k] for k in lams}
-        ok = all(0.5 <= r <= 2.0 for r in ratios.values())
+            angles[(d, k)] = tuple(vals)
+    return Table1(angles, tuple(seeds), "; ".join(sorted(labels)), fast)
+
+
+def table1_file(fast: bool) -> str:
+    """The name of the per-seed Table 1 file `python -m dynamics reproduce` writes."""
+    return f"chistikov_table1_{'fast' if fast else 'full'}.json"
+
+
+def load_table1(directory: str | Path) -> Table1 | None:
+    """The reproduction's per-seed Table 1 from `directory` (the full one when present, else
+    the fast one; None when neither was written)."""
+    for fast in (False, True):
+        p = Path(directory) / table1_file(fast)
+        if p.is_file():
+            return Table1.from_json(p.read_text())
+    return None
+
+
+def _artifacts(fast: bool, run: Run) -> dict[str, str]:
+    return {table1_file(fast): measure_table1(run, fast).to_json()}
+
+
+def table1_claims(tab: Table1) -> list[Claim]:
+    """Per column d: every published 5-trial median lies in the central 90 % of simulated
+    5-trial medians; the per-seed angle ratio per factor 4 in λ is 4 ± 0.3 (median)."""
+    out: list[Claim] = []
+    rows = tab.stats()
+    n = len(tab.seeds)
+    wide = (f" Fast form: {n} seeds, so the interval is wide (it is the spread of the seeds "
+            "themselves) and the check is weak; the full form uses "
+            f"{TABLE1_SEEDS} seeds." if tab.fast else "")
+    for d in tab.d_values:
+        mine = [r for r in rows if r["d"] == d]
         out.append(Claim(
-            f"chistikov.max_angle[d={d}]",
-            f"final max angle between active neurons vs Table 1 (centred, n = d = {d}, "
-            f"m = 200, median of {len(seeds)} seeds)",
-            ", ".join(f"4^{k}: {med[k]:.3g}°" for k in lams),
-            ", ".join(f"4^{k}: {pub[k]:.4g}°" for k in lams),
-            "within a factor 2" if d == 16 else "shown (the paper's spread is large at d = 4)",
-            ok if d == 16 else None,
-            "Active = active on some point with a_j > 0: the negative neurons that have not "
-            "deactivated by the end keep norms ≈ λ‖z_j‖ (frozen once the residual vanishes) and "
-            "are listed separately. gf (rtol 1e-8) to t = 300, where the angles have frozen.",
-            rows))
-        if len(lams) >= 2:
-            x = np.log(4.0) * np.array(lams, float)
-            yv = np.log([max(med[k], 1e-300) for k in lams])
-            slope = float(np.polyfit(x, yv, 1)[0])
-            out.append(Claim(
-                f"chistikov.angle_scaling[d={d}]", "max angle ∝ λ: slope of log angle vs log λ",
-                slope, 1.0, "± 0.25 (5-seed medians at d = 16 fluctuate by ≈ ±20 %)",
-                abs(slope - 1.0) <= 0.25 if d == 16 else None))
-    # Lemmas 4–5 need λ far below the sweep's values (Assumption 2): check them at λ = 4^-10,
-    # where the alignment phase is long enough for every neuron to finish turning.
-    tr = run(config(16, -10, 0))
+            f"chistikov.table1[d={d}]",
+            f"Table 1 (centred, n = d = {d}, m = 200): each published 5-trial median of the "
+            f"final max angle lies in the central {100 * CENTRAL:.0f} % of simulated 5-trial "
+            "medians",
+            ", ".join(f"4^{r['log4 λ']}: [{r['lo']:.3g}, {r['hi']:.3g}]°" for r in mine),
+            ", ".join(f"4^{r['log4 λ']}: {r['published']:.4g}°" for r in mine),
+            f"central {100 * CENTRAL:.0f} % of 5-trial medians", all(r["inside"] for r in mine),
+            "Measured: the central interval of the median of 5 trials drawn from our "
+            f"{n} seeds (bootstrap, exact). Active = a_j > 0 and active on some point "
+            "(negative stragglers excluded: they keep norms ≈ λ‖z_j‖). The per-trial max angle "
+            "is heavy-tailed (a positive neuron left active on one point far from the bundle, "
+            "e.g. when a point lies beyond π/4 of v*, does not shrink with λ), so one median "
+            "of a few seeds is no test." + wide,
+            [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
+             for r in mine],
+            justification="the paper reports one median of 5 trials; the spread of such "
+                          "medians is what a correct simulator can be held to. Within a "
+                          "column the published values come from the same trials (ratio ≈ 4 "
+                          "per factor 4), so the cells of a column are one test, not five",
+            integrator=f"{tab.integrator} to t = 300 (paper: GD lr 0.01 to loss 1e-9)"))
+    for d in tab.d_values:
+        r = tab.ratios(d)
+        med = float(np.median(r)) if r.size else float("nan")
+        ks = tuple(k for k in tab.k_values if k <= SCALING_FROM)
+        out.append(Claim(
+            f"chistikov.angle_scaling[d={d}]",
+            "the final max angle scales ∝ λ: per seed, a factor 4 in λ gives a factor 4 in "
+            "angle",
+            med, 4.0, "4 ± 0.3 (median over seeds and λ pairs)", bool(abs(med - 4.0) <= 0.3),
+            f"{r.size} ratios angle(4λ)/angle(λ) over λ = 4^{ks[0]} … 4^{ks[-1]}; quartiles "
+            f"{np.percentile(r, 25):.3g}, {np.percentile(r, 75):.3g}" if r.size else "no ratio",
+            justification="Table 1's own columns give 3.85–4.0 per factor 4 from λ = 4⁻⁵ "
+                          "down (4⁻⁴ is not yet linear: 2.7 at d = 16); the median over seeds "
+                          "and pairs is robust to the few heavy-tail seeds whose outlier "
+                          "neuron does not scale; 4 ± 0.3 is a log–log slope in [0.94, 1.05]",
+            integrator=tab.integrator))
+    return out
+
+
+def alignment_claim(tr: Trajectory) -> Claim:
+    """Lemmas 4–5 before the loss falls: positive active neurons within 1 − λ^(1/4) of γ_[n],
+    ≤ 10 % of the initially active negative neurons still active."""
     cfg = tr.config
-    ds = build_dataset(cfg)
-    g = theory.gamma_n(ds.X, ds.y)
+    ds = dataset_view(tr)
+    g = theory.gamma_n(tr.X, tr.y)
     t_e = phases.saddle_escape(tr)
     f = max(tr.frame_at(t_e) - 1, 1) if t_e is not None else tr.n_frames - 1
     W = full_w(tr, f)
     act = metrics.active_mask(W, tr.X)
     pos = act & (tr.a[f] > 0)
-    cos = metrics.cosines(W[pos], g)
+    cos = metrics.cosines(W[pos], g) if pos.any() else np.array([-1.0])
     negact = int((act & (tr.a[f] < 0)).sum())
     neg0 = int((metrics.active_mask(full_w(tr, 0), tr.X) & (tr.a[0] < 0)).sum())
-    lam = theory.chistikov_lambda(cfg, ds.d)
+    lam = theory.chistikov_lambda(cfg, tr.X.shape[1])
     bound = 1.0 - lam ** 0.25
-    out.append(Claim(
+    return Claim(
         "chistikov.alignment",
         "before the loss falls, active positive neurons align to γ_[n] (Lemma 5: cos ≥ 1 − λ^ε, "
         "ε ≤ 1/4); negative ones deactivate (Lemma 4)",
@@ -168,19 +335,43 @@ def claims(fast: bool, run: Run) -> list[Claim]:
         "Lemma 5's bound with ε = 1/4; ≤ 10 % of negatives still active",
         bool(cos.min() >= bound and negact <= 0.1 * max(neg0, 1)),
         f"frame t = {tr.t[f]:.4g}, saddle escape at t = {fmt(t_e)}; predicted time scale "
-        f"ln(1/λ)/‖γ_[n]‖ = {theory.chistikov_alignment_time(cfg, ds):.4g}; λ = {lam:.3g}"))
-    lim = theory.chistikov_limit(ds.directions["v*"], cfg.model.c)
-    long = run(cfg.with_updates({"integrator.t_end": 3e4}) if fast else
-               cfg.with_updates({"integrator.t_end": 1e5}))
+        f"ln(1/λ)/‖γ_[n]‖ = {theory.chistikov_alignment_time(cfg, ds):.4g}; λ = {lam:.3g}",
+        justification="ε = 1/4 is the largest analysis constant Assumption 2 allows, so "
+                      "1 − λ^(1/4) is the loosest form of Lemma 5's bound; Lemma 4 says every "
+                      "negative neuron deactivates, 10 % leaves room for the few whose last "
+                      "crossing comes after the frame read (one frame before the escape)",
+        integrator=run_label(cfg))
+
+
+def limit_claims(long: Trajectory) -> list[Claim]:
+    """Theorem 7's rank-1 limit at the end of a long run: nuclear norm → ‖v*‖, ‖θ‖² → 2‖v*‖."""
+    lim = theory.chistikov_limit(np.asarray(long.directions["v*"]), long.config.model.c)
     nuc = float(long.frame_metrics["nuclear_norm"][-1])
     th2 = float(long.frame_metrics["theta_sq"][-1])
-    out.append(Claim("chistikov.nuclear_norm", "nuclear norm of W → 1 (rank-1 limit)", nuc,
-                     lim["nuclear_norm"], "± 0.01 (Table 5: 1.001 at d = 16, λ = 4^-6)",
-                     abs(nuc - lim["nuclear_norm"]) <= 0.01,
-                     f"final loss {long.loss[-1]:.2g} at t = {long.t[-1]:.3g}"))
-    out.append(Claim("chistikov.theta_sq", "‖θ‖² → 2", th2, lim["theta_sq"],
-                     "± 0.02 (2 × the nuclear-norm tolerance)",
-                     abs(th2 - lim["theta_sq"]) <= 0.02))
+    where = f"final loss {long.loss[-1]:.2g} at t = {long.t[-1]:.3g}, λ = 4^-10, d = 16"
+    return [
+        Claim("chistikov.nuclear_norm", "nuclear norm of W → ‖v*‖ = 1 (rank-1 limit, "
+              "Theorem 7)", nuc, lim["nuclear_norm"], "± 0.01",
+              bool(abs(nuc - lim["nuclear_norm"]) <= 0.01), where,
+              justification="Table 5 gives 1.001 at d = 16, λ = 4⁻⁶ and 1.000 below; the "
+                            "distance to the limit shrinks with λ, and 0.01 is ten times the "
+                            "published excess",
+              integrator=run_label(long.config)),
+        Claim("chistikov.theta_sq", "‖θ‖² → 2 (Theorem 7: balanced neurons along v*)", th2,
+              lim["theta_sq"], "± 0.02", bool(abs(th2 - lim["theta_sq"]) <= 0.02), where,
+              justification="‖θ‖² = 2Σ‖w_j‖² = 2 × (nuclear norm) for a rank-1 balanced "
+                            "network: twice the nuclear-norm tolerance",
+              integrator=run_label(long.config)),
+    ]
+
+
+def claims(fast: bool, run: Run) -> list[Claim]:
+    """Table 1 as a distribution and its scaling; Lemmas 4–5 at λ = 4⁻¹⁰ (far enough below
+    the sweep's values for Assumption 2's alignment phase to finish); the rank-1 limit."""
+    out = table1_claims(measure_table1(run, fast))
+    cfg = config(16, -10, 0)
+    out.append(alignment_claim(run(cfg)))
+    out += limit_claims(run(cfg.with_updates({"integrator.t_end": 3e4 if fast else 1e5})))
     return out
 
 
@@ -193,7 +384,10 @@ def claims_for_run(traj: Trajectory) -> list[Claim]:
     return [Claim(
         "this run: nuclear norm", "nuclear norm of W at the end of this run → ‖v*‖",
         nuc, lim["nuclear_norm"], "± 0.01 (the full check runs to t = 3·10⁴)",
-        abs(nuc - lim["nuclear_norm"]) <= 0.01)]
+        bool(abs(nuc - lim["nuclear_norm"]) <= 0.01),
+        justification="Theorem 7's limit is for λ → 0 and t → ∞: Table 5 gives 1.001 at "
+                      "λ = 4⁻⁶ but 1.231 at 4⁻² (d = 16), so a large λ or a short run fails",
+        integrator=run_label(traj.config))]
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -269,6 +463,24 @@ def _sweep_max_angle(quick: bool) -> dict[str, Any]:
     }
 
 
+def _sweep_table1(quick: bool) -> dict[str, Any]:
+    """Table 1's d ∈ {4, 16, 64} columns for λ = 4⁻⁴ … 4⁻⁸, 30 seeds (quick: the fast claim's
+    grid). The points are exactly `table1_configs` (same cache keys), so the claim and the
+    Papers page read the runs this sweep computed."""
+    ds, ks, seeds = table1_grid(quick)
+    return {
+        "name": "Table 1: max angle between active neurons, per seed",
+        "description": "Chistikov et al., Table 1 (centred, n = d, m = 200): every seed's "
+                       "final max angle; the claim compares the published 5-trial median with "
+                       "the spread of simulated 5-trial medians.",
+        "base": json.loads(config(ds[0], ks[0], 0).to_json()),
+        "axes": [{"field": "data.d", "values": list(ds)},
+                 {"field": "init.scale", "values": [4.0**k for k in ks]}],
+        "seeds": list(seeds),
+        "record": ["final_loss", "max_angle", "n_active"],
+    }
+
+
 # ----------------------------------------------------------------------------- the paper
 PAPER = Paper(
     key="chistikov",
@@ -288,6 +500,7 @@ PAPER = Paper(
     annotate=annotate,
     report_figure=report_figure,
     numbers=NUMBERS,
+    artifacts=_artifacts,
     knobs=(
         Knob("log4_lambda", "λ = 4^k, k =", "init.scale", -6, options=tuple(range(-9, -1)),
              help="Chistikov et al.'s init scale λ (Table 1 uses 4⁻⁴…4⁻⁸).",
@@ -304,6 +517,11 @@ PAPER = Paper(
                      "Chistikov et al. (Lemma 5); Min et al. (Theorem 1)",
                      "the alignment phase lasts ≈ ln(1/λ)/‖γ_[n]‖: slope 1/‖γ_[n]‖ in ln(1/λ)",
                      _sweep_alignment_vs_scale),
+        BuiltinSweep("table1_distribution", "Table 1 as a distribution: per-seed max angles",
+                     "Chistikov et al. (Table 1, Appendix H)",
+                     "the published 5-trial median lies in the central 90 % of simulated "
+                     "5-trial medians; the angle scales ∝ λ", _sweep_table1,
+                     prefetch_claims=True),
         BuiltinSweep("max_angle_vs_lambda", "Final max angle between active neurons against λ",
                      "Chistikov et al. (Table 1, Figure 7)",
                      "for small λ the bundle's max angle shrinks ∝ λ (slope 1, log–log)",

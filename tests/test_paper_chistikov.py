@@ -1,0 +1,180 @@
+"""Chistikov, Englert & Lazić: Table 1 as a distribution (exact bootstrap of 5-trial medians),
+every claim can fail, the built-in sweep computes exactly the claim's runs, the figure draws
+the library's numbers, and the verdicts do not depend on the integrator."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from dynamics.config import Config
+from dynamics.papers import chistikov as ch
+from dynamics.simulate import simulate
+
+
+@functools.cache
+def _run(cfg: Config):
+    return simulate(cfg)
+
+
+# ----------------------------------------------------------------------------- statistics
+def test_exact_bootstrap_matches_resampling():
+    rng = np.random.default_rng(1)
+    vals = np.exp(rng.normal(1.5, 1.5, 30))  # heavy-tailed, like the per-trial max angle
+    x, cdf = ch.median_of_trials_cdf(vals)
+    meds = np.median(rng.choice(vals, size=(200_000, 5)), axis=1)
+    emp = np.searchsorted(np.sort(meds), x, side="right") / meds.size
+    assert np.max(np.abs(emp - cdf)) < 0.005
+    st = ch.cell_stats(vals, float(np.median(vals)))
+    assert st["inside"] and 0.3 < st["p_ge"] < 0.7
+    assert st["lo"] == pytest.approx(np.quantile(meds, 0.05), rel=0.25)
+    assert st["hi"] == pytest.approx(np.quantile(meds, 0.95), rel=0.25)
+    assert not ch.cell_stats(vals, 50 * vals.max())["inside"]
+
+
+def _table(scale: float = 1.0, slope: float = 1.0, fast: bool = True) -> ch.Table1:
+    """A synthetic Table 1 around the published values: per seed a log-normal factor (the
+    heavy tail) times published × scale, scaling as λ^slope from 4⁻⁵."""
+    rng = np.random.default_rng(0)
+    ds, ks, seeds = (4, 16), (-5, -6, -7), tuple(range(30))
+    f = np.exp(rng.normal(0.0, 1.2, (len(ds), len(seeds))))
+    angles = {(d, k): tuple(scale * ch.TABLE1_MAX_ANGLE[(-5, d)] * 4.0 ** (slope * (k + 5))
+                            * f[i]) for i, d in enumerate(ds) for k in ks}
+    return ch.Table1(angles, seeds, "synthetic", fast)
+
+
+def test_table1_claims_pass_and_fail():
+    good = {c.name: c for c in ch.table1_claims(_table())}
+    assert all(c.passed for c in good.values()), good
+    assert set(good) == {"chistikov.table1[d=4]", "chistikov.table1[d=16]",
+                         "chistikov.angle_scaling[d=4]", "chistikov.angle_scaling[d=16]"}
+    assert "wide" in good["chistikov.table1[d=4]"].details  # the fast form says so
+    assert "wide" not in ch.table1_claims(_table(fast=False))[0].details
+    # angles 20× too large: the published medians fall outside the central 90 %
+    big = {c.name: c for c in ch.table1_claims(_table(scale=20.0))}
+    assert big["chistikov.table1[d=16]"].passed is False
+    assert big["chistikov.angle_scaling[d=16]"].passed is True
+    # angles that do not shrink with λ fail the scaling claim
+    flat = {c.name: c for c in ch.table1_claims(_table(slope=0.0))}
+    assert flat["chistikov.angle_scaling[d=4]"].passed is False
+    for c in ch.table1_claims(_table()):
+        assert c.justification and c.integrator and c.tolerance
+
+
+def test_table1_json_round_trip(tmp_path):
+    tab = _table()
+    assert ch.Table1.from_json(tab.to_json()) == tab
+    assert ch.load_table1(tmp_path) is None
+    (tmp_path / ch.table1_file(True)).write_text(tab.to_json())
+    assert ch.load_table1(tmp_path) == tab
+
+
+# ----------------------------------------------------------------------------- runs
+def test_table1_on_real_runs_small_grid():
+    """Two λ at d = 4, four seeds: per seed the angle scales ≈ ∝ λ; the claim rows carry the
+    interval and the published value."""
+    tab = ch.measure_table1(_run, True, ds=(4,), ks=(-6, -7), seeds=(1, 3, 4, 5))
+    r = tab.ratios(4)
+    assert np.median(r) == pytest.approx(4.0, abs=0.3)
+    (claim, scaling) = ch.table1_claims(tab)
+    assert claim.table[0]["published"] == ch.TABLE1_MAX_ANGLE[(-6, 4)]
+    assert claim.table[0]["lo"] <= claim.table[0]["median"] <= claim.table[0]["hi"]
+    assert scaling.passed and tab.integrator == "gf rtol 1e-08"
+
+
+def test_alignment_claim_fails_for_a_large_start():
+    assert ch.alignment_claim(_run(ch.config(16, -10, 0))).passed is True
+    c = ch.alignment_claim(_run(ch.config(16, 0, 0)))  # λ = 1: no alignment phase
+    assert c.passed is False and c.justification
+
+
+def test_limit_claims_fail_away_from_the_limit():
+    good = ch.limit_claims(_run(ch.config(16, -10, 0, t_end=3e4)))
+    assert [c.passed for c in good] == [True, True]
+    early = ch.limit_claims(_run(ch.config(16, -10, 0, t_end=20.0)))  # still aligning
+    assert [c.passed for c in early] == [False, False]
+    rank2 = ch.limit_claims(_run(ch.config(16, -2, 0)))  # Table 5: 1.231 at λ = 4⁻²
+    assert rank2[0].passed is False
+
+
+def test_builtin_sweep_runs_exactly_the_claims_configs():
+    from dynamics.sweeps import BUILTINS, builtin_sweep
+
+    assert BUILTINS["table1_distribution"].prefetch_claims
+    for quick in (True, False):
+        sweep = builtin_sweep("table1_distribution", quick)
+        got = {p.config.cache_key() for p in sweep.points()}
+        assert got == {c.cache_key() for c in ch.table1_configs(quick)}
+    full = builtin_sweep("table1_distribution", False)
+    assert len(full.points()) == 3 * 5 * ch.TABLE1_SEEDS
+
+
+def test_table1_figure_draws_the_library_numbers():
+    from viz.paper_figures import table1_figure
+
+    tab = _table()
+    fig = table1_figure(tab)
+    pub = [t for t in fig.data if t.name.startswith("published")]
+    assert len(pub) == 2
+    assert list(pub[1].y) == [ch.TABLE1_MAX_ANGLE[(k, 16)] for k in (-5, -6, -7)]
+    med = next(t for t in fig.data if t.name.startswith("simulated"))
+    rows = [r for r in tab.stats() if r["d"] == 4]
+    assert list(med.y) == [r["median"] for r in rows]
+    assert list(np.asarray(med.error_y.array) + med.y) == pytest.approx([r["hi"] for r in rows])
+    assert "wide" in fig.layout.title.text
+
+
+# ----------------------------------------------------------------------------- integrators
+def _with(method: str, lr: float | None = None):
+    def run(cfg: Config):
+        up: dict = {"integrator.method": method}
+        if lr is not None:
+            up["integrator.lr"] = lr
+        return _run(cfg.with_updates(up))
+
+    return run
+
+
+INTEGRATORS = {"gf": _with("gf"), "gd 0.01": _with("gd", 0.01), "gd 0.005": _with("gd", 0.005)}
+
+
+def test_verdicts_agree_between_gf_and_gd_small():
+    """Small presets (d = 4, two λ, four seeds; the alignment run): the same verdicts under
+    gf, GD at the paper's lr 0.01 and at 0.005, and per-seed angles within 10 %."""
+    out = {}
+    for name, run in INTEGRATORS.items():
+        tab = ch.measure_table1(run, True, ds=(4,), ks=(-6, -7), seeds=(1, 3, 4, 5))
+        claims = [*ch.table1_claims(tab), ch.alignment_claim(run(ch.config(16, -10, 0)))]
+        out[name] = (tab, {c.name: c.verdict for c in claims})
+    assert out["gf"][1] == out["gd 0.01"][1] == out["gd 0.005"][1]
+    ref = np.array(out["gf"][0].angles[(4, -6)])
+    for name in ("gd 0.01", "gd 0.005"):
+        assert np.array(out[name][0].angles[(4, -6)]) == pytest.approx(ref, rel=0.1), name
+
+
+@pytest.mark.slow
+def test_verdicts_agree_between_gf_and_gd_fast_claims():
+    """The fast claims whole (Table 1 fast grid, alignment, limit at t = 3·10⁴) under gf and
+    GD at two step sizes: the same verdicts."""
+    verdicts = {name: {c.name: c.verdict for c in ch.claims(True, run)}
+                for name, run in INTEGRATORS.items()}
+    assert verdicts["gf"] == verdicts["gd 0.01"] == verdicts["gd 0.005"]
+    assert set(verdicts["gf"].values()) == {"pass"}
+
+
+@pytest.mark.slow
+def test_table1_sweep_on_dask_feeds_the_claims():
+    """The quick built-in sweep on a LocalCluster (2 workers) fills the disk cache; the claims,
+    through the service, then read the same runs (no recomputation)."""
+    from dynamics.service import default_service
+    from dynamics.sweeps import Clusters, builtin_sweep, run_sweep
+
+    with Clusters() as cl:
+        res = run_sweep(builtin_sweep("table1_distribution", True), clusters=cl, n_workers=2)
+    assert (res.frame["status"] == "completed").all() and res.n_workers == 2
+    svc = default_service()
+    tab = ch.measure_table1(svc.run, True)
+    assert len(tab.angles) == 6 and all(len(v) == 8 for v in tab.angles.values())
+    assert all(c.passed for c in ch.table1_claims(tab))
