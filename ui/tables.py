@@ -10,17 +10,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-CLAIM_ORDER = ("result", "claim", "statement", "measured", "expected", "tolerance", "details")
+from .text import plain
+
+CLAIM_ORDER = ("result", "claim", "statement", "measured", "expected", "tolerance",
+               "justification", "integrator", "details")
 
 
 def claims_view(df: pd.DataFrame) -> pd.DataFrame:
-    """The claims table as shown: the verdict ("result": pass / FAIL / shown) first, then the
-    claim and its full statement, the numbers, the details; every cell as text."""
+    """The claims table as shown: the verdict ("result": pass / FAIL / illustration) first, then
+    the claim and its full statement, the numbers, why that tolerance, which integrator, the
+    details; every cell as plain text (st.table renders Markdown: "> 0" would become a quote)."""
     cols = [c for c in CLAIM_ORDER if c in df.columns]
     out = df[cols].copy()
     for c in cols:
         out[c] = out[c].map(lambda v: "" if v is None or (isinstance(v, float) and v != v)
-                            else str(v))
+                            else plain(v))
     return out
 
 

@@ -28,6 +28,16 @@ def literal(text: object, limit: int = MAX_CHARS) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:])")
+
+
+def plain(text: object) -> str:
+    """Markdown that shows `text` as plain prose (wrapping like text, unlike `literal`): every
+    character Markdown, HTML or Streamlit's directives give a meaning is backslash-escaped, so
+    "> 0" stays "> 0" (not a quote) and "[a](b)" stays text (not a link)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
 def bullets(items: Iterable[object]) -> str:
     """A Markdown list with every item shown verbatim."""
     return "\n".join(f"- {literal(x)}" for x in items)
@@ -38,4 +48,4 @@ def with_list(title: str, items: Iterable[object]) -> str:
     return f"{title}\n\n{bullets(items)}"
 
 
-__all__ = ["bullets", "literal", "with_list"]
+__all__ = ["bullets", "literal", "plain", "with_list"]
