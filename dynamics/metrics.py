@@ -29,7 +29,7 @@ def activation_pattern(W: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 def active_mask(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Neurons active on at least one point."""
-    return activation_pattern(W, X).any(axis=1)
+    return np.asarray(activation_pattern(W, X).any(axis=1))
 
 
 def angle_matrix(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:

@@ -173,8 +173,9 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
     Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected,
     n_forced, streak, err_prev, rejected). ``rejected`` (the step in progress was rejected: no
     growth on its retry) carries over when the budget ends a call mid-step, so where a chunk
-    ends never changes the steps taken (same bits however the run is chunked). ``streak`` (consecutive accepted steps below the kink floor)
-    carries over between calls, so chunked driving engages the floor as early as one long call.
+    ends never changes the steps taken (same bits however the run is chunked). ``streak``
+    (consecutive accepted steps below the kink floor) carries over between calls, so chunked
+    driving engages the floor as early as one long call.
     Steps at the kink floor (see KINK_REL) are accepted when the loss does not increase and
     counted in n_forced.
     G1 holds ∇L at the current point (FSAL), kept between calls. Controller: PI (PI_ALPHA,
