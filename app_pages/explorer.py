@@ -30,15 +30,17 @@ def _go(i: int) -> None:
 
 with st.sidebar:
     panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
-                                   view=bound.view.figure_view())
+                                   view=bound.view.figure_view(),
+                                   t_end_auto=bound.view.t_end_auto)
 shown = panel.view or bound.view.figure_view()
-view = bound.view.model_copy(update=shown.model_dump())
+view = bound.view.model_copy(update={**shown.model_dump(),
+                                     "t_end_auto": bool(panel.t_end_auto)})
 presenter.apply_presenter(view.presenter, on_exit=presenter.session_flag_off,
                           args=(controls.widget_key("view.presenter", B.key),))
 
 if view.presenter:
     at = lesson.position(LESSON, view.scenario)
-    edited = at >= 0 and panel.ok and panel.config != LESSON[at].config()
+    edited = at >= 0 and panel.ok and panel.link_config != LESSON[at].config()
     presenter.lesson_bar([(s.label, s.line) for s in LESSON], at, _go, edited=edited)
 else:
     st.markdown("### Early alignment explorer")
@@ -62,7 +64,9 @@ if not panel.ok:
 else:
     config = panel.config
     assert config is not None
-    params = B.sync(view, {"run": config})
+    link_config = panel.link_config  # t_end "auto" stays auto in the link (view.t_end_auto)
+    assert link_config is not None
+    params = B.sync(view, {"run": link_config})
     got = runner.run_and_analyse(config)
     if got is not None:
         traj, analysis = got

@@ -176,3 +176,42 @@ def test_data_kind_switch_builds_that_data():
     assert at.query_params["data.kind"] in ("teacher", ["teacher"])
     assert at.number_input(key=_key("data.d")).value == 16
     assert _spec(at)["frames"]
+
+
+def test_t_end_auto_by_default_and_typing_still_works(default_app):
+    at = default_app
+    box = at.checkbox(key=_key("view.t_end_auto"))
+    assert box.value is True  # "auto" is the default choice
+    assert not [n for n in at.number_input if n.key == _key("integrator.t_end")]
+    note = [c.value for c in at.caption if c.value.startswith("t_end = ")]
+    assert note and "(auto: alignment ≈" in note[0] and "fitting ≈" in note[0]
+    assert "view.t_end_auto" not in at.query_params and "integrator.t_end" not in at.query_params
+
+    at2 = _app()
+    at2.checkbox(key=_key("view.t_end_auto")).uncheck().run()
+    assert not at2.exception and not at2.error
+    at2.number_input(key=_key("integrator.t_end")).set_value(35.0).run()
+    assert not at2.exception and not at2.error
+    assert float(at2.query_params["integrator.t_end"]) == 35
+    assert at2.query_params["view.t_end_auto"] in ("false", ["false"])
+    assert not [c for c in at2.caption if c.value.startswith("t_end = ")]
+
+
+def test_t_end_auto_follows_epsilon():
+    def auto_end(eps: str) -> float:
+        at = _app({"init.scale": eps})
+        note = next(c.value for c in at.caption if c.value.startswith("t_end = "))
+        assert dict(at.query_params).keys() == {"init.scale"}  # the link says "auto"
+        t_end = float(note.split()[2])
+        steps = _spec(at)["layout"]["sliders"][0]["steps"]
+        assert float(steps[-1]["label"]) == t_end  # the run uses the auto end time
+        return t_end
+
+    assert auto_end("1e-8") > auto_end("0.01")
+
+
+def test_link_with_explicit_t_end_keeps_it():
+    at = _app({"integrator.t_end": "35"})
+    assert at.checkbox(key=_key("view.t_end_auto")).value is False
+    assert at.number_input(key=_key("integrator.t_end")).value == 35
+    assert not [c for c in at.caption if c.value.startswith("t_end = ")]

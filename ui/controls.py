@@ -29,6 +29,7 @@ from dynamics.config import (
     TeacherData,
 )
 from dynamics.limits import get_limits
+from dynamics.timescales import AutoTime, with_auto_time
 from dynamics.uploads import UploadError, example_csv, parse_upload
 
 from .inputs import Rule, friendly, number_field, parse_cell, plain, shown
@@ -146,10 +147,19 @@ class Controls:
     raw: dict[str, Any] = field(default_factory=dict)
     slots: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    t_end_auto: bool | None = None  # the "auto" end-time choice (None: not offered)
+    auto: AutoTime | None = None  # the auto time range the run uses (t_end_auto on)
+    url_config: Config | None = None  # the Config for the link: t_end left "auto" (default)
 
     @property
     def ok(self) -> bool:
         return self.config is not None
+
+    @property
+    def link_config(self) -> Config | None:
+        """The Config to record in the URL: with t_end auto, the one before the auto range
+        (its t_end the default, so the link says "auto", not a number)."""
+        return self.url_config if self.url_config is not None else self.config
 
 
 def _get(d: dict[str, Any], path: str) -> Any:
@@ -182,6 +192,8 @@ class _Panel:
         self.problems: list[tuple[str, str]] = []
         self.notes: list[str] = []
         self.rules = number_rules()
+        self.t_end_auto: bool | None = None  # offered when not None (see control_panel)
+        self.auto_note: Any = None  # placeholder for the "t_end = … (auto: …)" line
 
     def key(self, path: str) -> str:
         return widget_key(path, self.prefix)
@@ -456,7 +468,15 @@ def _training_controls(p: _Panel) -> None:
                       horizontal=True, format_func=METHOD_LABELS.get)
     c1, c2 = st.columns(2)
     with c1:
-        p.number("integrator.t_end", "end time t", step=10.0)
+        if p.t_end_auto is not None:
+            p.t_end_auto = st.checkbox(
+                "auto end time", key=p.seed("view.t_end_auto", p.t_end_auto),
+                help="End time from the theory's time scales: long enough for the alignment "
+                     "(≈ ln(1/ε)/rate) and the fit at this ε and loss. Untick to type one.")
+        if p.t_end_auto:
+            p.auto_note = st.empty()
+        else:
+            p.number("integrator.t_end", "end time t", step=10.0)
     with c2:
         if method == "gd":
             p.number("integrator.lr", "step η", step=0.001)
@@ -496,13 +516,33 @@ def view_controls(view: FigureView, prefix: str, fresh: bool) -> FigureView:
     return FigureView(**vals)
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def _auto_range(config_json: str) -> tuple[str, AutoTime]:
+    """(the run's Config as JSON, its auto range), cached: the extremal search costs ~0.1 s."""
+    run, at = with_auto_time(Config.from_json(config_json))
+    return run.to_json(), at
+
+
+def _is_auto_default(base: Config) -> bool:
+    """A base whose end time is the schema default (a link or scenario with its own t_end
+    starts with "auto" off, so that number is kept)."""
+    return base.integrator.t_end == IntegratorConfig().t_end
+
+
 def control_panel(prefix: str, base: Config, *, fresh: bool,
-                  view: FigureView | None = None) -> Controls:
+                  view: FigureView | None = None, t_end_auto: bool | None = None) -> Controls:
     """Draw every control, seeded from `base` when `fresh` (the binder's state was just read
     from a link or replaced) or when a widget has no value yet, and build the Config. Errors
     are shown next to their controls by `show_errors`. With `view`, a "Display" expander
-    holds the figure's options and `Controls.view` is what they say."""
+    holds the figure's options and `Controls.view` is what they say.
+
+    With `t_end_auto` (a bool: the link's choice), an "auto end time" box is offered, ticked
+    when `t_end_auto` and `base` keeps the default end time: then the run's t_end (and t_first,
+    if unset) come from `dynamics.timescales.auto_time`, `Controls.config` is that run and
+    `Controls.url_config` the Config before it (t_end the default, for the link)."""
     p = _Panel(base, prefix, fresh)
+    if t_end_auto is not None:
+        p.t_end_auto = bool(t_end_auto and _is_auto_default(base))
     st.html(SIDEBAR_CSS)
     with st.expander("Data", expanded=True):
         _data_controls(p)
@@ -523,17 +563,28 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
         raw["data"] = DATA_CLASSES[kind]().model_dump(mode="json")
     for path, value in p.values.items():
         _set(raw, path, value)
+    if p.t_end_auto:
+        raw["integrator"] = {**raw["integrator"], "t_end": IntegratorConfig().t_end}
+    auto = p.t_end_auto
     if p.problems:
-        res = Controls(None, shown_view, ReadableError(p.problems), raw, p.slots, p.notes)
+        res = Controls(None, shown_view, ReadableError(p.problems), raw, p.slots, p.notes, auto)
         show_errors(res)
         return res
     try:
         config = Config.from_dict(raw)
+        url_config = None
+        at = None
+        if auto:
+            url_config = config
+            run_json, at = _auto_range(config.to_json())
+            config = Config.from_dict(Config.from_json(run_json).to_dict())
+            if p.auto_note is not None:
+                p.auto_note.caption(at.describe())
     except ConfigError as e:
-        res = Controls(None, shown_view, readable(e), raw, p.slots, p.notes)
+        res = Controls(None, shown_view, readable(e), raw, p.slots, p.notes, auto)
         show_errors(res)
         return res
-    return Controls(config, shown_view, None, raw, p.slots, p.notes)
+    return Controls(config, shown_view, None, raw, p.slots, p.notes, auto, at, url_config)
 
 
 def readable(err: ConfigError, labels: Mapping[str, str] | None = None) -> ReadableError:

@@ -123,6 +123,7 @@ class ExplorerView(FigureView):
 
     lesson: str = Field("", alias="view.lesson", max_length=4000)
     scenario: str = Field("", alias="view.scenario", max_length=200)
+    t_end_auto: bool = Field(True, alias="view.t_end_auto")  # "auto end time" (ui.controls)
 
     @classmethod
     def from_query(cls, params: Mapping[str, str]) -> tuple[Self, list[str]]:
