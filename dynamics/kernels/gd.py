@@ -13,6 +13,7 @@ from .cache import jit
 from .gd_split import BlockPlan, blocks_for
 from .loss import (
     Workspace,
+    WorkspaceViews,
     evaluate,
     first_grid_after,
     pack,
@@ -94,7 +95,7 @@ def _gd_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, lr, k0, 
     return st, k, ns, ne, L
 
 
-class GDStepper:
+class GDStepper(WorkspaceViews):
     """Gradient descent with step η = ``lr``; implements the ``Stepper`` protocol.
 
     ``advance(t_target, budget, grid)`` steps to k = round(t_target/η) (at most ``budget``
@@ -127,18 +128,6 @@ class GDStepper:
 
     # -- protocol attributes ----------------------------------------------------------------
     @property
-    def W(self) -> np.ndarray:
-        return self.ws.W
-
-    @property
-    def a(self) -> np.ndarray:
-        return self.ws.a
-
-    @property
-    def use_blas(self) -> bool:
-        return self.ws.use_blas
-
-    @property
     def t(self) -> float:
         return self.k * self.lr
 
@@ -146,9 +135,6 @@ class GDStepper:
     def n_steps(self) -> int:
         return self.k
 
-    @property
-    def loss(self) -> float:
-        return self.ws.loss
 
     def landing_times(self, times: np.ndarray) -> np.ndarray:
         """Whole steps: k·η with k = max(1, round(t/η)), without repeats."""

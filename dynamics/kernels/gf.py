@@ -13,6 +13,7 @@ import numpy as np
 from .cache import jit
 from .loss import (
     Workspace,
+    WorkspaceViews,
     evaluate,
     first_grid_after,
     pack,
@@ -318,7 +319,7 @@ def default_atol(W: np.ndarray, a: np.ndarray, rtol: float) -> float:
     return rtol * 1e-3 * scale
 
 
-class GFStepper:
+class GFStepper(WorkspaceViews):
     """Gradient flow by adaptive Bogacki–Shampine 3(2); implements the ``Stepper`` protocol.
 
     ``h0=None`` picks the first step by scipy's rule. ``max_steps`` bounds accepted + rejected
@@ -352,24 +353,9 @@ class GFStepper:
         self._stage = tuple(np.empty_like(self.ws.P) for _ in range(5))  # Pn, Pt, G2, G3, G4
 
     @property
-    def W(self) -> np.ndarray:
-        return self.ws.W
-
-    @property
-    def a(self) -> np.ndarray:
-        return self.ws.a
-
-    @property
-    def use_blas(self) -> bool:
-        return self.ws.use_blas
-
-    @property
     def n_steps(self) -> int:
         return self.n_accepted
 
-    @property
-    def loss(self) -> float:
-        return self.ws.loss
 
     def landing_times(self, times: np.ndarray) -> np.ndarray:
         """Any time: the flow lands exactly on each (the last step is clipped)."""

@@ -421,3 +421,26 @@ class Workspace:
     def loss(self) -> float:
         """Loss at the current point if already evaluated, else NaN."""
         return self.L if self.have_grad else float("nan")
+
+
+class WorkspaceViews:
+    """The state views every stepper exposes from its ``ws: Workspace`` (the ``Stepper``
+    protocol's ``W``, ``a``, ``use_blas`` and ``loss``): one definition for gd and gf."""
+
+    ws: Workspace
+
+    @property
+    def W(self) -> np.ndarray:
+        return self.ws.W
+
+    @property
+    def a(self) -> np.ndarray:
+        return self.ws.a
+
+    @property
+    def use_blas(self) -> bool:
+        return self.ws.use_blas
+
+    @property
+    def loss(self) -> float:
+        return self.ws.loss
