@@ -8,13 +8,21 @@ time through the one `Stepper` protocol; between compiled chunks Python checks t
 the cancel flag and reports progress. Chunks are sized from the measured cost of an evaluation
 (~CHUNK_S seconds each, the first one a single step), so a deadline or cancel takes effect
 within about a second whatever the problem size. What is stored, and when, is the `Recording`
-policy. Nothing here raises for a numerical problem: the trajectory comes back with a `Status`
-and a message saying what happened and what to change.
+policy. The adaptive stepper goes through many frames per compiled call and its last evaluation
+at each frame supplies that frame's loss and gradient; frames are measured on a worker thread
+(`_FrameSink`) while the stepper integrates on when a CPU is spare. All give the bits of one
+`advance` per frame and measuring inline (tests/test_simulate.py). Nothing here raises for a
+numerical problem: the trajectory comes back with a `Status` and a message saying what happened
+and what to change.
 """
 
 from __future__ import annotations
 
+import os
+import queue
+import threading
 import time
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -25,7 +33,15 @@ from . import metrics
 from .config import Config
 from .data import Dataset, build_dataset
 from .init import init_weights
-from .kernels import METHODS, Problem, Stepper, StepStatus, loss_value
+from .kernels import (
+    METHODS,
+    GFStepper,
+    Problem,
+    Stepper,
+    StepStatus,
+    loss_value,
+    usable_cpus,
+)
 from .kernels.record import FRAME_METRICS, FrameProbe
 from .limits import get_limits
 from .status import Status
@@ -38,6 +54,18 @@ CHUNK_S = 0.2
 #: Evaluations of the first chunk (one adaptive step; GD: four steps), before any timing.
 FIRST_CHUNK = 4
 MAX_CHUNK = 5_000_000
+#: Frames recorded on a worker thread while the stepper integrates on (when a CPU is spare,
+#: ``_spare_cpu``, and the run has at least this many frames): the frame metrics (pairwise angles,
+#: singular values, ...) then overlap the integration instead of following it. Same
+#: computations on copies of (W, a), in frame order: the same bits either way.
+PIPELINE_MIN_FRAMES = 8
+#: Frames handed to that worker at once, or fewer when the oldest waited SINK_FLUSH_S.
+SINK_BATCH = 8
+SINK_FLUSH_S = 0.005
+#: Batches waiting for that worker before the integrating thread waits for it (memory bound).
+SINK_QUEUED = 2
+#: Bytes of frame states handed over at once: a batch, or the frames of one compiled call.
+FRAME_BLOCK_BYTES = 16_000_000
 
 
 class CancelToken(Protocol):
@@ -192,18 +220,31 @@ class _Recorder:
     def _pattern(self, idx: int) -> np.ndarray:
         return self.active[idx if self.keep_active else idx % 2]
 
-    def record(self, t: float, W: np.ndarray, a: np.ndarray) -> None:
+    def record(self, t: float, W: np.ndarray, a: np.ndarray, owned: bool = False,
+               grad: tuple[float, np.ndarray] | None = None) -> None:
+        """Measure frame ``self.n`` at (t, W, a); ``owned``: W is a copy nobody else
+        changes (kept as is when full W is stored at this frame). ``grad`` = (L, ∇L)
+        at this state from the kernel of ``loss_grad`` (the adaptive stepper's last
+        evaluation there: ``evaluate`` at exactly the packed (W, a), as ``loss_grad`` runs
+        it, so the same bits), ∇ packed (d + 1, m); else they are evaluated here."""
         idx = self.n
         pattern = self._pattern(idx)
         prev = self._pattern(idx - 1) if idx > 0 else None
         self.t[idx] = t
-        self.loss[idx] = self.probe.loss_grad(W, a)
+        gW = None
+        if grad is None:
+            self.loss[idx] = self.probe.loss_grad(W, a)
+        else:
+            self.loss[idx] = grad[0]
+            gW = np.ascontiguousarray(grad[1][:-1].T)  # an exact copy, (m, d)
         self.a[idx] = a
         if idx in self.keep_w:
-            self.W_list.append(W.copy())
+            # a view (of a block of frames) is copied: the block is not kept alive
+            self.W_list.append(W if owned and W.base is None else W.copy())
             self.W_frames.append(idx)
         changes, self.accuracy[idx] = self.probe.measure(
-            W, a, pattern, prev, self.norms[idx], self.proj[idx], self.cos[idx], self.fm[idx])
+            W, a, pattern, prev, self.norms[idx], self.proj[idx], self.cos[idx], self.fm[idx],
+            gW)
         if changes:
             j, i = np.nonzero(pattern != prev)
             self.ev["t"].extend([t] * len(j))
@@ -251,6 +292,89 @@ class _Recorder:
         )
 
 
+class _FrameSink:
+    """Hands frames to the ``_Recorder``: on a worker thread (``threaded``), which measures
+    copies of (W, a) in frame order while the caller integrates on, or inline. Frames go over
+    in batches (SINK_BATCH frames, or what is pending after SINK_FLUSH_S seconds), so the
+    worker is woken a few times per run rather than once per frame. ``close()`` waits for
+    every frame handed over and re-raises the worker's exception, if any."""
+
+    def __init__(self, rec: _Recorder, threaded: bool) -> None:
+        self.rec = rec
+        self.last_t = rec.last_t  # time of the last frame handed over
+        self._error: BaseException | None = None
+        self._q: queue.Queue[list[tuple[Any, ...]] | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._pending: list[tuple[Any, ...]] = []
+        self._pending_bytes = 0
+        self._flushed = time.perf_counter()
+        if threaded:
+            self._q = queue.Queue(maxsize=SINK_QUEUED)
+            self._thread = threading.Thread(target=self._work, name="eae-record", daemon=True)
+            self._thread.start()
+
+    def _work(self) -> None:
+        q = self._q
+        assert q is not None
+        while True:
+            batch = q.get()
+            if batch is None:
+                return
+            for t, W, a, grad in batch:
+                if self._error is None:  # after a failure, drain without measuring
+                    try:
+                        self.rec.record(t, W, a, True, grad)
+                    except BaseException as e:  # re-raised by close() in the caller's thread
+                        self._error = e
+
+    def put(self, t: float, W: np.ndarray, a: np.ndarray,
+            grad: tuple[float, np.ndarray] | None = None, owned: bool = False) -> None:
+        """Record a frame at (t, W, a) (``grad``: as ``_Recorder.record``). ``owned``: W, a
+        and grad are the caller's to give away; else W and a are copied (they may change as
+        soon as this returns)."""
+        self.last_t = t
+        if self._q is None:
+            self.rec.record(t, W, a, owned, grad)
+            return
+        if not owned:
+            W, a = W.copy(), a.copy()
+        self._pending.append((t, W, a, grad))
+        self._pending_bytes += W.nbytes + (0 if grad is None else grad[1].nbytes)
+        now = time.perf_counter()
+        if (len(self._pending) >= SINK_BATCH or self._pending_bytes >= FRAME_BLOCK_BYTES
+                or now - self._flushed >= SINK_FLUSH_S):
+            self._flush(now)
+
+    def _flush(self, now: float) -> None:
+        if self._pending and self._q is not None:
+            self._q.put(self._pending)  # blocks while SINK_QUEUED batches wait: bounded memory
+            self._pending = []
+            self._pending_bytes = 0
+        self._flushed = now
+
+    def close(self) -> None:
+        if self._thread is not None and self._q is not None:
+            self._flush(time.perf_counter())
+            self._q.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+
+
+def _spare_cpu() -> bool:
+    """Whether a worker thread would likely find a CPU of its own: ≥ 2 usable CPUs and a
+    1-minute load average below their number − ½. On a busy host the worker only adds thread
+    hand-offs to the same CPU time, so frames are then measured inline (same bits)."""
+    n = usable_cpus()
+    if n < 2:
+        return False
+    try:
+        return os.getloadavg()[0] < n - 0.5
+    except OSError:  # no load average on this OS
+        return True
+
+
 def _is_cancelled(cancel: CancelToken | Callable[[], bool] | None) -> bool:
     if cancel is None:
         return False
@@ -296,87 +420,130 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
     stepper: Stepper = method.build(problem, W0, a0, integrator)
     policy = Recording.from_config(config)
     targets = stepper.landing_times(policy.frames[1:])
-    scal_grid = policy.scalars
     rec = _Recorder(policy, config, ds, problem, len(targets) + 1, W0, a0)
     rec.record(0.0, W0, a0)
-    samples: dict[str, list[np.ndarray]] = {"t": [], "loss": [], "norm_rate": [], "dir_rate": []}
-    status, message = Status.COMPLETED, ""
-    t_end = it.t_end
-    chunk = FIRST_CHUNK  # evaluations per compiled call, then sized to ~CHUNK_S seconds
-    stalls = 0
-
-    def report(tnow: float) -> None:
-        if progress is None:
-            return
-        if policy.spacing == "log" and targets[0] > 0:
-            lo = np.log(targets[0])
-            frac = (np.log(max(tnow, targets[0])) - lo) / max(np.log(t_end) - lo, 1e-12)
-        else:
-            frac = tnow / t_end
-        progress(float(np.clip(frac, 0.0, 1.0)), f"t = {tnow:.4g} of {t_end:.4g}")
-
-    for target in targets:
-        reached = False
-        while not reached:
-            if _is_cancelled(cancel):
-                status = Status.CANCELLED
-                message = f"Cancelled at t = {stepper.t:.4g}; the frames up to then are kept."
-                break
-            if deadline is not None and time.perf_counter() - start > deadline:
-                status = Status.DEADLINE
-                message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} "
-                           f"of {t_end:g}; the partial run is shown. {Status.DEADLINE.fix}")
-                break
-            # the scalar grid in (t, target]: it increases, so a slice (no boolean masks)
-            grid = scal_grid[np.searchsorted(scal_grid, stepper.t, "right"):
-                             np.searchsorted(scal_grid, target, "right")]
-            t_before, evals_before = stepper.t, stepper.n_evals
-            c0 = time.perf_counter()
-            adv = stepper.advance(float(target), chunk, grid)
-            dt = time.perf_counter() - c0
-            reached = adv.status is StepStatus.OK
-            s = adv.samples
-            for k in samples:
-                samples[k].append(np.asarray(getattr(s, k), float))
-            if adv.status is StepStatus.MAX_STEPS:
-                status = Status.MAX_STEPS
-                message = (f"{method.label.capitalize()} used its step limit "
-                           f"({integrator.max_steps}) at t = {stepper.t:.4g} of {t_end:g}; the "
-                           f"partial run is shown. {Status.MAX_STEPS.fix}")
-                break
-            if adv.status is StepStatus.DIVERGED:
-                status = Status.DIVERGED
-                message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
-                           f"became infinite or NaN; {method.diverged_why}. "
-                           f"{Status.DIVERGED.fix}")
-                break
-            progressed = stepper.t > t_before or stepper.n_evals > evals_before
-            stalls = 0 if progressed else stalls + 1
-            if stalls > 3:
-                status = Status.MAX_STEPS
-                message = (f"The integrator made no progress at t = {stepper.t:.4g}; the "
-                           "partial run is shown. Loosen rtol or use gd.")
-                break
-            chunk = _next_chunk(stepper.n_evals - evals_before, dt)
-            report(stepper.t)
-        if status is not Status.COMPLETED:
-            break
-        rec.record(float(target), stepper.W, stepper.a)
-    if status is not Status.COMPLETED and stepper.t > rec.last_t:
-        W, a = stepper.W, stepper.a
-        finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
-        if finite and np.isfinite(loss_value(problem, W, a)):
-            rec.record(float(stepper.t), W, a)
+    sink = _FrameSink(rec, threaded=len(targets) >= PIPELINE_MIN_FRAMES and _spare_cpu())
+    try:
+        status, message, scalars = _drive(config, stepper, problem, targets, policy, sink,
+                                          method, integrator, start, progress, deadline,
+                                          cancel)
+    finally:
+        sink.close()
     if status is Status.COMPLETED:
-        message = f"Completed: t = {t_end:g}, {stepper.n_evals} gradient evaluations."
+        message = f"Completed: t = {it.t_end:g}, {stepper.n_evals} gradient evaluations."
     forced = stepper.n_forced
     if forced:
         message += (f" {forced} adaptive steps were taken at the kink floor: neurons slid along "
                     "ReLU kinks, where the flow is followed like GD with a small step.")
-    scalars = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in samples.items()}
     traj = rec.finish(config, scalars, status, message, stepper.n_evals, stepper.n_steps,
                       time.perf_counter() - start)
     traj.meta["kink_floor_steps"] = forced
     if progress is not None:
         progress(1.0, message)
     return traj
+
+
+def _drive(config: Config, stepper: Stepper, problem: Problem, targets: np.ndarray,
+           policy: Recording, sink: _FrameSink, method: Any, integrator: Any, start: float,
+           progress: ProgressFn | None, deadline: float | None,
+           cancel: CancelToken | Callable[[], bool] | None,
+           ) -> tuple[Status, str, dict[str, np.ndarray]]:
+    """Advance ``stepper`` through ``targets`` in chunks, handing each frame to ``sink``;
+    returns (status, message (empty when completed), the dense scalars).
+
+    The adaptive stepper goes through many frames per compiled call (``advance_frames``,
+    the same steps and bits as one ``advance`` per frame) and hands over each frame's state
+    with its loss and gradient; other steppers advance frame by frame."""
+    t_end = config.integrator.t_end
+    # the scalar grid in (t, target] of each call is a slice (the grid increases); bisect on
+    # a list of the same floats finds the same indices as np.searchsorted(..., "right")
+    grid_all = policy.scalars
+    grid_list = grid_all.tolist()
+    tl = targets.tolist()
+    K = len(tl)
+    samples: tuple[list[np.ndarray], ...] = ([], [], [], [])
+    status, message = Status.COMPLETED, ""
+    chunk = FIRST_CHUNK  # evaluations per compiled call, then sized to ~CHUNK_S seconds
+    stalls = 0
+    clock = time.perf_counter
+    multi = isinstance(stepper, GFStepper)
+    # the stepper's own (L, ∇L) are the frame's bits when computed on the probe's path
+    reuse = isinstance(stepper, GFStepper) and stepper.ws.use_blas == sink.rec.probe.blas
+    m, d = stepper.W.shape
+    per_frame = max(1, int(FRAME_BLOCK_BYTES // (8 * (2 * m * d + 2 * m + 1))))
+
+    def report(tnow: float) -> None:
+        if policy.spacing == "log" and targets[0] > 0:
+            lo = np.log(targets[0])
+            frac = (np.log(max(tnow, targets[0])) - lo) / max(np.log(t_end) - lo, 1e-12)
+        else:
+            frac = tnow / t_end
+        assert progress is not None
+        progress(float(np.clip(frac, 0.0, 1.0)), f"t = {tnow:.4g} of {t_end:.4g}")
+
+    k = 0  # frames reached (targets[:k])
+    while k < K:
+        if cancel is not None and _is_cancelled(cancel):
+            status = Status.CANCELLED
+            message = f"Cancelled at t = {stepper.t:.4g}; the frames up to then are kept."
+            break
+        if deadline is not None and clock() - start > deadline:
+            status = Status.DEADLINE
+            message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} "
+                       f"of {t_end:g}; the partial run is shown. {Status.DEADLINE.fix}")
+            break
+        t_before, evals_before = stepper.t, stepper.n_evals
+        lo = bisect_right(grid_list, t_before)
+        c0 = clock()
+        if multi:
+            assert isinstance(stepper, GFStepper)
+            k1 = min(K, k + per_frame)
+            grid = grid_all[lo:bisect_right(grid_list, tl[k1 - 1])]
+            adv, r, fs = stepper.advance_frames(targets[k:k1], chunk, grid)
+        else:
+            grid = grid_all[lo:bisect_right(grid_list, tl[k])]
+            adv = stepper.advance(tl[k], chunk, grid)
+        dt = clock() - c0
+        s = adv.samples
+        samples[0].append(s.t)
+        samples[1].append(s.loss)
+        samples[2].append(s.norm_rate)
+        samples[3].append(s.dir_rate)
+        if multi:
+            for j in range(r):
+                sink.put(tl[k + j], fs.W[j], fs.a[j],
+                         (float(fs.L[j]), fs.G[j]) if reuse else None, owned=True)
+            k += r
+        elif adv.status is StepStatus.OK:
+            sink.put(tl[k], stepper.W, stepper.a)
+            k += 1
+        if adv.status is StepStatus.MAX_STEPS:
+            status = Status.MAX_STEPS
+            message = (f"{method.label.capitalize()} used its step limit "
+                       f"({integrator.max_steps}) at t = {stepper.t:.4g} of {t_end:g}; the "
+                       f"partial run is shown. {Status.MAX_STEPS.fix}")
+            break
+        if adv.status is StepStatus.DIVERGED:
+            status = Status.DIVERGED
+            message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
+                       f"became infinite or NaN; {method.diverged_why}. "
+                       f"{Status.DIVERGED.fix}")
+            break
+        progressed = stepper.t > t_before or stepper.n_evals > evals_before
+        stalls = 0 if progressed else stalls + 1
+        if stalls > 3:
+            status = Status.MAX_STEPS
+            message = (f"The integrator made no progress at t = {stepper.t:.4g}; the "
+                       "partial run is shown. Loosen rtol or use gd.")
+            break
+        chunk = _next_chunk(stepper.n_evals - evals_before, dt)
+        if progress is not None:
+            report(stepper.t)
+    if status is not Status.COMPLETED and stepper.t > sink.last_t:
+        W, a = stepper.W, stepper.a
+        finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
+        if finite and np.isfinite(loss_value(problem, W, a)):
+            sink.put(float(stepper.t), W, a)
+    scalars = {k: (np.concatenate([np.asarray(x, float) for x in v]) if v else np.zeros(0))
+               for k, v in zip(("t", "loss", "norm_rate", "dir_rate"), samples, strict=True)}
+    return status, message, scalars

@@ -372,3 +372,75 @@ def test_recording_leaves_the_trajectory_bit_identical(method: str, monkeypatch)
         assert np.array_equal(tr.W_at(f), st.W) and np.array_equal(tr.a[f], st.a)
         assert tr.t[f] == st.t
     assert np.array_equal(tr.scalars["loss"], np.concatenate(loss))
+
+
+@pytest.mark.parametrize("name", ["teacher", "three_point", "two_signals", "gd", "max_steps"])
+def test_frame_blocks_worker_thread_and_reused_gradient_give_the_same_bits(
+        name: str, monkeypatch) -> None:
+    """The fast path (gf: many frames per compiled call, each frame's loss and gradient from
+    the stepper's own last evaluation; frames measured on the worker thread, in small blocks
+    here) equals the plain one (one `advance` per frame, `loss_grad` per frame, measured
+    inline) bit for bit, also when the run stops on its step limit."""
+    import dynamics.simulate as sim
+
+    c = {"gd": SMALL.with_updates({"integrator.method": "gd", "record.frames": 12}),
+         "max_steps": SMALL.with_updates({"integrator.max_steps": 60})}.get(name)
+    c = RECORDED[name] if c is None else c
+    monkeypatch.setattr(sim, "_spare_cpu", lambda: True)
+    monkeypatch.setattr(sim, "FRAME_BLOCK_BYTES", 4000)  # a few frames per call and batch
+    fast = simulate(c)
+    assert fast.status == ("max_steps" if name == "max_steps" else "completed")
+    monkeypatch.setattr(sim, "GFStepper", type("NotAStepper", (), {}))  # the plain path
+    monkeypatch.setattr(sim, "PIPELINE_MIN_FRAMES", 10**9)
+    _assert_same(fast, simulate(c))
+
+
+def test_advance_frames_equals_advance_per_frame() -> None:
+    """`GFStepper.advance_frames` reaches each target with the state, loss and gradient that
+    one `advance` per target gives, whatever its evaluation budget."""
+    from dynamics.kernels import GFStepper, loss_grad
+
+    c = RECORDED["three_point"]
+    ds = build_dataset(c)
+    W0, a0 = init_weights(c, ds.d)
+    p = __import__("dynamics.simulate", fromlist=["build_problem"]).build_problem(c, ds)
+    targets = np.geomspace(0.1, 50.0, 9)
+    grid = np.geomspace(0.05, 50.0, 30)
+    ref = GFStepper(p, W0, a0, 1e-6, 1e-12)
+    states = []
+    for tt in targets:
+        ref.advance(tt, 10**9, grid[(grid > ref.t) & (grid <= tt)])
+        states.append((ref.W.copy(), ref.a.copy()))
+    for budget in (10**9, 7):
+        st = GFStepper(p, W0, a0, 1e-6, 1e-12)
+        k = 0
+        while k < len(targets):
+            _, r, fs = st.advance_frames(targets[k:], budget, grid[grid > st.t])
+            for j in range(r):
+                W, a = states[k + j]
+                assert np.array_equal(fs.W[j], W) and np.array_equal(fs.a[j], a)
+                L, gW, ga = loss_grad(p, W, a)
+                assert fs.L[j] == L and np.array_equal(fs.G[j][:-1].T, gW)
+                assert np.array_equal(fs.G[j][-1], ga)
+            k += r
+        assert (st.n_accepted, st.n_rejected) == (ref.n_accepted, ref.n_rejected)
+
+
+def test_an_error_while_recording_reaches_the_caller(monkeypatch) -> None:
+    """A frame that fails on the worker thread raises in simulate()'s thread."""
+    import dynamics.simulate as sim
+
+    real = sim._Recorder.record
+    threads: list[str] = []
+
+    def boom(self, t, *args, **kw):  # type: ignore[no-untyped-def]
+        if t > 1.0:  # the frame at t = 0 is recorded before the worker starts
+            threads.append(threading.current_thread().name)
+            raise RuntimeError("frame failed")
+        return real(self, t, *args, **kw)
+
+    monkeypatch.setattr(sim, "_spare_cpu", lambda: True)
+    monkeypatch.setattr(sim._Recorder, "record", boom)
+    with pytest.raises(RuntimeError, match="frame failed"):
+        simulate(SMALL.with_updates({"record.frames": 12}))
+    assert threads == ["eae-record"]  # measured on the worker, raised here; then no more

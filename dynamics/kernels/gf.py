@@ -25,7 +25,17 @@ from .loss import (
     sum4,
     unpack,
 )
-from .problem import BUDGET, DIVERGED, KERNEL_STATUS, OK, Advance, Problem, Samples, StepStatus
+from .problem import (
+    BUDGET,
+    DIVERGED,
+    KERNEL_STATUS,
+    OK,
+    Advance,
+    FrameStates,
+    Problem,
+    Samples,
+    StepStatus,
+)
 
 #: Recommended gradient-flow tolerances: rtol, and atol = DEFAULT_ATOL_SCALE · max|θ0|.
 DEFAULT_RTOL = 1e-6
@@ -306,6 +316,59 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
             rejected and st == BUDGET)
 
 
+@jit
+def _gf_frames(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, targets,
+               max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
+               streak, err_prev, rejected, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr,
+               out_dr, fW, fa, fL, fG):
+    """``_gf_run`` to each of ``targets`` in turn (the same calls, arguments and state
+    hand-over as ``GFStepper.advance`` once per target, so the same bits), within
+    ``max_evals`` evaluations in all; after each target reached, W, a, L and the FSAL
+    gradient G1 are copied to row k of fW, fa, fL, fG. Samples of ``grid`` (times in
+    (t, targets[-1]]) go to the out_* buffers in order.
+
+    Returns ``_gf_run``'s 13 values (counts summed over the calls; status OK when every
+    target was reached) and the number of targets reached.
+    """
+    ns = 0
+    ne = 0
+    nacc = 0
+    nrej = 0
+    nforced = 0
+    st = OK
+    k = 0
+    for k in range(targets.shape[0]):
+        tt = targets[k]
+        if t < tt:
+            lo = first_grid_after(grid, t)
+            hi = first_grid_after(grid, tt)
+            (st, t, h, L, have_f, ns_k, ne_k, na_k, nr_k, nf_k, streak, err_prev,
+             rejected) = _gf_run(
+                X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, tt,
+                max(max_evals - ne, 0), rtol, atol, h, have_f, L, grid[lo:hi], zrow, Z,
+                kink_rel, kink_streak, streak, err_prev, rejected, P, Pn, Pt, G1, G2, G3, G4,
+                sc, out_t[ns:], out_l[ns:], out_nr[ns:], out_dr[ns:])
+            ns += ns_k
+            ne += ne_k
+            nacc += na_k
+            nrej += nr_k
+            nforced += nf_k
+            if st != OK:
+                return (st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev,
+                        rejected, k)
+        m, d = W.shape
+        for j in range(m):
+            for q in range(d):
+                fW[k, j, q] = W[j, q]
+            fa[k, j] = a[j]
+        fL[k] = L
+        for q in range(d + 1):
+            for j in range(m):
+                fG[k, q, j] = G1[q, j]
+    return (st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev, rejected,
+            targets.shape[0])
+
+
 def default_tolerances(W0: np.ndarray, a0: np.ndarray) -> tuple[float, float]:
     """(rtol, atol) = (1e-6, 1e-9 · max|θ0|): atol scales with the initialisation size."""
     scale = max(float(np.max(np.abs(W0), initial=0.0)), float(np.max(np.abs(a0), initial=0.0)))
@@ -357,6 +420,27 @@ class GFStepper(WorkspaceViews):
         return self.n_accepted
 
 
+    def _take(self, st: int, t: float, h: float, L: float, hf: bool, ne: int, na: int, nr: int,
+              nf: int, streak: int, ep: float, rej: bool) -> StepStatus:
+        """Take over a compiled call's returned state and counts; how the call ended."""
+        ws = self.ws
+        self.t = float(t)
+        self.h = float(h)
+        ws.L = float(L)
+        ws.have_grad = bool(hf) and st != DIVERGED
+        self.n_evals += int(ne)
+        self.n_accepted += int(na)
+        self.n_rejected += int(nr)
+        self.n_forced += int(nf)
+        self._streak = int(streak)
+        self._err_prev = float(ep)
+        self._rejected = bool(rej)
+        status = KERNEL_STATUS[st]
+        if st == BUDGET and self.max_steps is not None and (
+                self.n_accepted + self.n_rejected >= self.max_steps):
+            status = StepStatus.MAX_STEPS
+        return status
+
     def landing_times(self, times: np.ndarray) -> np.ndarray:
         """Any time: the flow lands exactly on each (the last step is clipped)."""
         return np.asarray(times, dtype=float)
@@ -377,27 +461,56 @@ class GFStepper(WorkspaceViews):
                 return Advance(StepStatus.MAX_STEPS, Samples.empty())
             max_evals = max(4, min(int(budget), 3 * left))  # 3 evaluations per step (FSAL)
         ws = self.ws
-        buf = sample_buffers(int(np.searchsorted(grid, t_target, "right")
-                                 - np.searchsorted(grid, self.t, "right")))
+        # ndarray.searchsorted: np.searchsorted's result without its Python wrapper (per call)
+        buf = sample_buffers(int(grid.searchsorted(t_target, "right")
+                                 - grid.searchsorted(self.t, "right")))
         Pn, Pt, G2, G3, G4 = self._stage
         st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej = _gf_run(
             *ws.data, *ws.model, ws.W, ws.a, self.t, t_target, max_evals,
             self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
             self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
             ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf)
-        self.t = float(t)
-        self.h = float(h)
-        ws.L = float(L)
-        ws.have_grad = bool(hf) and st != DIVERGED
-        self.n_evals += int(ne)
-        self.n_accepted += int(na)
-        self.n_rejected += int(nr)
-        self.n_forced += int(nf)
-        self._streak = int(streak)
-        self._err_prev = float(ep)
-        self._rejected = bool(rej)
-        status = KERNEL_STATUS[st]
-        if st == BUDGET and self.max_steps is not None and (
-                self.n_accepted + self.n_rejected >= self.max_steps):
-            status = StepStatus.MAX_STEPS
-        return Advance(status, samples_from(buf, ns))
+        status = self._take(st, t, h, L, hf, ne, na, nr, nf, streak, ep, rej)
+        # the buffers are this call's own: when full, hand them over instead of copying
+        ns = int(ns)
+        samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
+        return Advance(status, samples)
+
+    def advance_frames(self, targets: np.ndarray, budget: int, grid: np.ndarray,
+                       ) -> tuple[Advance, int, FrameStates]:
+        """``advance`` to each of ``targets`` (increasing) in turn in one compiled call, with
+        at most ``budget`` evaluations in all (the same steps and bits as calling ``advance``
+        once per target, as its chunks never change the steps taken). Returns (how the call
+        ended (OK: every target reached), the number of targets reached, their states:
+        W (k, m, d), a (k, m), L (k,) and the packed FSAL gradient ∇L (k, d + 1, m), each
+        array this call's own). ``grid``: sample times, as in ``advance``, up to the last
+        target."""
+        targets = np.ascontiguousarray(targets, dtype=float)
+        ws = self.ws
+        m, d = ws.W.shape
+        K = targets.shape[0]
+        empty = FrameStates(np.empty((0, m, d)), np.empty((0, m)), np.empty(0),
+                            np.empty((0, d + 1, m)))
+        max_evals = max(4, int(budget))
+        if self.max_steps is not None:
+            left = self.max_steps - (self.n_accepted + self.n_rejected)
+            if left <= 0:
+                return Advance(StepStatus.MAX_STEPS, Samples.empty()), 0, empty
+            max_evals = max(4, min(int(budget), 3 * left))
+        if K == 0:
+            return Advance(StepStatus.OK, Samples.empty()), 0, empty
+        buf = sample_buffers(int(grid.searchsorted(targets[-1], "right")
+                                 - grid.searchsorted(self.t, "right")))
+        fs = FrameStates(np.empty((K, m, d)), np.empty((K, m)), np.empty(K),
+                         np.empty((K, d + 1, m)))
+        Pn, Pt, G2, G3, G4 = self._stage
+        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej, k = _gf_frames(
+            *ws.data, *ws.model, ws.W, ws.a, self.t, targets, max_evals,
+            self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
+            self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
+            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf, *fs)
+        status = self._take(st, t, h, L, hf, ne, na, nr, nf, streak, ep, rej)
+        ns = int(ns)
+        samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
+        k = int(k)
+        return Advance(status, samples), k, FrameStates(*(x[:k] for x in fs))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -68,6 +68,17 @@ class Samples:
     @classmethod
     def empty(cls) -> Samples:
         return cls(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
+
+
+class FrameStates(NamedTuple):
+    """States at the frame times one ``advance_frames`` call reached (k frames): W (k, m, d),
+    a (k, m), the loss L (k,) and the packed gradient ∇L (k, d + 1, m) (rows ∇_{w_·} by input
+    coordinate, then ∇_a), each from the stepper's own last evaluation there."""
+
+    W: np.ndarray
+    a: np.ndarray
+    L: np.ndarray
+    G: np.ndarray
 
 
 @dataclass

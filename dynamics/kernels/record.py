@@ -458,12 +458,13 @@ class FrameProbe:
 
     def measure(self, W: np.ndarray, a: np.ndarray, pattern: np.ndarray,
                 prev: np.ndarray | None, norms: np.ndarray, proj: np.ndarray, cos: np.ndarray,
-                fm: np.ndarray) -> tuple[int, float]:
-        """Fill ``pattern`` (m, n) with W xᵢ > 0 and the rows of ``frame_stats`` (call after
-        ``loss_grad`` at the same state); returns (pattern changes since ``prev``, accuracy)."""
+                fm: np.ndarray, gW: np.ndarray | None = None) -> tuple[int, float]:
+        """Fill ``pattern`` (m, n) with W xᵢ > 0 and the rows of ``frame_stats``; ∇_W L is
+        ``gW`` ((m, d) C-contiguous) or else ``self.gW`` (call ``loss_grad`` at the same state
+        first); returns (pattern changes since ``prev``, accuracy)."""
         np.greater(np.matmul(W, self.XT, out=self.Z), 0.0, out=pattern)
         changes, acc = frame_stats(
             W, a, self.Z, pattern, pattern if prev is None else prev, self.plane, self.D,
-            self.b0, self.gW, self.pair_mask, self.c, self.gamma, self.y, norms, proj, cos,
-            self.U, self.buf, fm)
+            self.b0, self.gW if gW is None else gW, self.pair_mask, self.c, self.gamma,
+            self.y, norms, proj, cos, self.U, self.buf, fm)
         return int(changes), float(acc)
