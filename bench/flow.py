@@ -32,7 +32,8 @@ from dynamics.kernels import (
 )
 
 from . import peers
-from .problems import EMPTY, EXAMPLES, flow_runs, from_config
+from .machine import loadavg
+from .problems import DASHBOARD_RUN, EMPTY, EXAMPLES, FLOW_GOALS, flow_runs, from_config
 
 
 def flat_rhs(p: Problem, m: int, d: int) -> tuple[Callable[[float, np.ndarray], np.ndarray],
@@ -229,8 +230,16 @@ def diffrax_solver(p: Problem, W0: np.ndarray, a0: np.ndarray, ts: np.ndarray, r
 
 def _bare(p: Problem, W0: np.ndarray, a0: np.ndarray, it: Any, targets: np.ndarray,
           grid: np.ndarray) -> Any:
-    """The stepper alone over the same frame times and scalar grid as simulate()."""
+    """The stepper alone over the same frame times and scalar grid as simulate(): gf in one
+    ``advance_frames`` call (as simulate drives it, without the chunks), others by one
+    ``advance`` per frame."""
     st = make_stepper(it.method, p, W0, a0, it)
+    if isinstance(st, GFStepper):
+        adv, k, _ = st.advance_frames(targets, 10**9, grid[np.searchsorted(grid, 0.0, "right"):
+                                                           np.searchsorted(grid, targets[-1],
+                                                                           "right")])
+        assert k == len(targets) or adv.status != "ok"
+        return st
     for tt in targets:
         st.advance(float(tt), 10**9, grid[np.searchsorted(grid, st.t, "right"):
                                           np.searchsorted(grid, tt, "right")])
@@ -265,12 +274,23 @@ def _rk23(p: Problem, W0: np.ndarray, a0: np.ndarray, ts: np.ndarray, rtol: floa
             "rk23_loss": loss}
 
 
+def _timed(walls: list[float], cpus: list[float], fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), its wall and CPU seconds (this process, every thread) appended."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn(*args)
+    walls.append(time.perf_counter() - t0)
+    cpus.append(time.process_time() - c0)
+    return out
+
+
 def end_to_end(quick: bool, repeats: int) -> dict[str, Any]:
     """Per run of `problems.flow_runs`: the bare stepper (`make_stepper(...).advance` over the
     frame times), `simulate()` end to end (data, init, integration, every frame's metrics, the
     Trajectory), diffrax (optional: skipped with the reason when it does not import) and SciPy
-    RK23 (`t_eval` at the frame times; timed once, it is slow). Medians over `repeats`
-    interleaved rounds; diffrax's compile time is reported apart. Peers that grind (kinks
+    RK23 (`t_eval` at the frame times; timed once, it is slow; not run on `DASHBOARD_RUN`,
+    where one solve takes minutes). Medians over `repeats` interleaved rounds (at most 3 on
+    `DASHBOARD_RUN`: diffrax takes seconds per solve there) of wall and CPU time (this
+    process's, all threads); diffrax's compile time is reported apart. Peers that grind (kinks
     make an error-controlled solver without a kink floor take ever smaller steps) stop at
     `caps`: diffrax's max_steps, RK23's evaluations; the row says how far they got."""
     from dynamics.data import build_dataset
@@ -304,33 +324,40 @@ def end_to_end(quick: bool, repeats: int) -> dict[str, Any]:
             dfx_run, compile_s = diffrax_solver(p, W0, a0, ts, rtol, atol, caps[0])
             dfx_run()
         walls: dict[str, list[float]] = {"bare": [], "simulate": [], "diffrax": []}
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            st = _bare(p, W0, a0, it, targets, policy.scalars)
-            walls["bare"].append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            tr = simulate(cfg)
-            walls["simulate"].append(time.perf_counter() - t0)
+        cpus: dict[str, list[float]] = {"bare": [], "simulate": [], "diffrax": []}
+
+        big = name == DASHBOARD_RUN
+        load0 = loadavg()[0]
+        for _ in range(min(repeats, 3) if big else repeats):
+            st = _timed(walls["bare"], cpus["bare"], _bare, p, W0, a0, it, targets,
+                        policy.scalars)
+            tr = _timed(walls["simulate"], cpus["simulate"], simulate, cfg)
             if dfx_run is not None:
-                t0 = time.perf_counter()
-                dfx = dfx_run()
-                walls["diffrax"].append(time.perf_counter() - t0)
+                dfx = _timed(walls["diffrax"], cpus["diffrax"], dfx_run)
         m, d = W0.shape
-        rk = _rk23(p, W0, a0, ts, rtol, atol, caps[1])
+        rk = ({"rk23_s": float("nan"), "rk23_evals": 0, "rk23_loss": float("nan"),
+               "rk23_note": "not run"} if big and not quick
+              else _rk23(p, W0, a0, ts, rtol, atol, caps[1]))
+        med = statistics.median
         row: dict[str, Any] = {
-            "run": name, "m": m, "d": d, "n": ds.n, "t_end": float(ts[-1]), "frames": len(ts),
-            "rtol": rtol, "atol": atol, "loss": cfg.loss.kind,
-            "bare_s": statistics.median(walls["bare"]), "bare_evals": st.n_evals,
-            "simulate_s": statistics.median(walls["simulate"]), "sim_evals": tr.n_evals,
+            "run": name, "goal": FLOW_GOALS.get(name), "m": m, "d": d, "n": ds.n,
+            "t_end": float(ts[-1]), "frames": len(ts),
+            "rtol": rtol, "atol": atol, "loss": cfg.loss.kind, "rounds": len(walls["bare"]),
+            "bare_s": med(walls["bare"]), "bare_evals": st.n_evals,
+            "bare_accepted": st.n_accepted, "bare_rejected": st.n_rejected,
+            "simulate_s": med(walls["simulate"]), "sim_evals": tr.n_evals,
             "sim_status": str(tr.status), "loss_end": float(tr.loss[-1]),
             "bare_min_s": min(walls["bare"]), "simulate_min_s": min(walls["simulate"]),
+            "bare_cpu_s": med(cpus["bare"]), "simulate_cpu_s": med(cpus["simulate"]),
+            "load": [load0, loadavg()[0]],
             **rk, "diffrax_compile_s": compile_s}
         if dfx_run is not None:
             ys, steps, acc, rej, ok = dfx
             ys = np.asarray(ys)
             done = np.all(np.isfinite(ys), axis=1)
             th = ys[-1]
-            row.update({"diffrax_s": statistics.median(walls["diffrax"]),
+            row.update({"diffrax_s": med(walls["diffrax"]),
+                        "diffrax_cpu_s": med(cpus["diffrax"]),
                         "diffrax_t": float(ts[done].max()) if done.any() else 0.0,
                         "diffrax_max_steps": caps[0],
                         "diffrax_min_s": min(walls["diffrax"]),

@@ -26,6 +26,7 @@ Not a test: nothing here asserts a speed. ``quick`` shrinks every section (smoke
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,7 @@ class Options:
 def measure(opts: Options, say: Callable[[str], None] = _say) -> dict[str, Any]:
     """Every section not in `opts.skip`; returns the raw results that `bench.render` formats
     (JSON-serialisable with ``default=str``). `say` reports progress."""
+    started = time.perf_counter()
     quick, skip = opts.quick, opts.skip
     repeats = opts.repeats or (1 if quick else 7)
     sizes = opts.sizes or ([(3, 2, 10)] if quick else SIZES)
@@ -112,4 +114,5 @@ def measure(opts: Options, say: Callable[[str], None] = _say) -> dict[str, Any]:
         res["startup"] = startup_section()
     res["core_blas_threads"] = core_blas_threads()
     res["load_end"] = loadavg()
+    res["duration_s"] = time.perf_counter() - started
     return res
