@@ -154,19 +154,26 @@ for w in [w for w in bound.warnings if w.startswith("ignored paper=")]:
 
 if not on:  # compact header in presenter mode
     st.title("The papers")
-paper = _paper_selector()
+# presenter mode: the paper's title, then its figure; the selector and the collapsed text and
+# knobs follow the figure (they run first, but are drawn in a box under it)
+head, figure_box = st.container(), st.container()
+chrome = st.container() if on else head
+with chrome:
+    paper = _paper_selector()
 PAPER = PAPERS[paper]
-st.subheader(PAPER.title)
-presenter.intro(on, "The claim in plain words").markdown(PAPER.text)
+with head:
+    st.subheader(PAPER.title)
+with chrome:
+    presenter.intro(on, "The claim in plain words").markdown(PAPER.text)
 
 P = PAPER.presets(True)
 names = list(P)
-with presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
+with chrome, presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
     preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
                       bound=bound, options=names)
     updates = _knobs(PAPER)
 if bound.warnings:
-    st.warning(text.with_list("Some link parameters could not be used and were reset:",
+    chrome.warning(text.with_list("Some link parameters could not be used and were reset:",
                               bound.warnings))
 params = B.sync(PapersView(paper=paper, presenter=on), {},
                 extra={k: v for k, v in bound.extra.items() if k.startswith(f"{paper}.")})
@@ -182,7 +189,8 @@ got = runner.run_and_analyse(config, prefix=PREFIX)
 if got is not None:
     traj, analysis = got
     fig = runner.figure_for(traj, analysis, view)
-    charts.chart(fig, key=f"papers_figure_{paper}", presenter=on)
+    with figure_box:
+        charts.chart(fig, key=f"papers_figure_{paper}", presenter=on)
     if PAPER.note:
         st.info(PAPER.note)
     for note in analysis.notes if analysis is not None else ():

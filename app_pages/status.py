@@ -1,5 +1,9 @@
 """About & status: the service's counters, cache sizes, the active limits (with their
-environment variables), thread settings and library versions. Nothing here computes dynamics."""
+environment variables), thread settings and library versions. Nothing here computes dynamics.
+
+URL (through the binder, ui.state): `view.presenter` (presenter mode: no sidebar, larger
+text, the intro collapsed), like every page.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,11 @@ import streamlit as st
 
 from dynamics.blas import thread_settings
 from dynamics.limits import LIMIT_HELP, Limits, get_limits
+from ui import presenter, state
 from ui.runner import get_service  # the pages' accessor of the process's service
+from ui.view import View
+
+PREFIX = "stat"
 
 
 def _mb(n: float) -> str:
@@ -41,9 +49,17 @@ def _limits_table(active: Limits) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+B = state.Binder(PREFIX, View)
+bound = B.load()
+on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
+                      label="Presenter mode",
+                      help="Hides the controls and enlarges text, for a projector.")
+B.sync(View(presenter=on), {})
+
 st.title("About & status")
-st.caption("Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
-           "small initialisation. Every run goes through one cached service per server process.")
+presenter.intro(on, "About this app").caption(
+    "Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
+    "small initialisation. Every run goes through one cached service per server process.")
 
 service = get_service()
 stats = service.stats()

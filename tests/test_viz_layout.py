@@ -10,15 +10,28 @@ import math
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from dynamics.analysis import analyse
 from dynamics.config import Config
 from dynamics.papers import PAPERS
 from dynamics.simulate import simulate
+from ui.presenter import design_height, fill_screen
 from viz import sweeps as vs
 from viz.compare import PANEL_PX_COMPARE, column_px, compare_figure
-from viz.header import DESIGN_WIDTH_PX, TITLE_PAD_PX, legend_names, legend_row_px, legend_rows
+from viz.header import (
+    DESIGN_WIDTH_PX,
+    PHASES_LEGEND,
+    PRESENTER_WIDTH_PX,
+    TITLE_PAD_PX,
+    compact_controls,
+    legend_names,
+    legend_row_px,
+    legend_rows,
+    pixel_anchored,
+    top_legend_width,
+)
 from viz.label_layout import LINE_EM, PANEL_PX, Box, panel_text_boxes, text_lines, text_px
 from viz.main_figure import main_figure
 from viz.phase_marks import MAX_LABELS, phase_table
@@ -155,25 +168,40 @@ def test_norm_axis_reaches_smallest_initial_norm(runs):
 
 # ----------------------------------------------------------------------------- header
 def _header_px(fig, width: float = DESIGN_WIDTH_PX) -> tuple[float, float, float]:
-    """(title bottom, legend top, legend bottom) in px from the figure's top."""
+    """(title bottom, legend top, legend bottom) in px from the figure's top. A presenter
+    figure carries its title as the legend's own title (hanging from the top edge), and its
+    legend wraps to the plot area of a window-wide figure beside the phases' column."""
     lay = fig.layout
-    lines = text_lines(lay.title.text)
-    title_bottom = TITLE_PAD_PX + lay.title.font.size * LINE_EM * len(lines)
-    assert lay.legend.yref == "container" and lay.legend.yanchor == "top"
-    legend_top = (1 - lay.legend.y) * lay.height
-    rows = legend_rows(legend_names(fig), lay.legend.font.size, width - 10)
-    return title_bottom, legend_top, legend_top + rows * legend_row_px(lay.legend.font.size)
+    size = lay.legend.font.size
+    if lay.legend.title and lay.legend.title.text:
+        assert not lay.title.text
+        assert lay.legend.yref == "container" and lay.legend.y == 1.0
+        lines = text_lines(lay.legend.title.text)
+        title_bottom = TITLE_PAD_PX + lay.legend.title.font.size * LINE_EM * len(lines)
+        legend_top = title_bottom
+        m = lay.margin
+        wrap = top_legend_width(max(width, PRESENTER_WIDTH_PX), m.l, m.r,
+                                legend_names(fig, PHASES_LEGEND), size)
+        rows = legend_rows(legend_names(fig, "legend"), size, wrap - 10)
+    else:
+        lines = text_lines(lay.title.text)
+        title_bottom = TITLE_PAD_PX + lay.title.font.size * LINE_EM * len(lines)
+        assert lay.legend.yref == "container" and lay.legend.yanchor == "top"
+        legend_top = (1 - lay.legend.y) * lay.height
+        rows = legend_rows(legend_names(fig), size, width - 10)
+    return title_bottom, legend_top, legend_top + rows * legend_row_px(size)
 
 
 def _above_plot_px(fig) -> float:
     """How far the annotations above the plot area (label rows, subplot titles) reach up."""
     m = fig.layout.margin
-    plot_px = fig.layout.height - m.t - m.b
+    plot_px = (fig.layout.height or design_height(fig)) - m.t - m.b
     up = 0.0
     for a in fig.layout.annotations:
         if a.yref == "paper" and a.y is not None and a.y >= 1.0:
             size = a.font.size or 14
-            up = max(up, (a.y - 1.0) * plot_px + len(text_lines(a.text)) * size * LINE_EM)
+            up = max(up, (a.y - 1.0) * plot_px + (a.yshift or 0.0)
+                     + len(text_lines(a.text)) * size * LINE_EM)
     return up
 
 
@@ -181,11 +209,59 @@ def _above_plot_px(fig) -> float:
 def test_title_legend_and_labels_do_not_overlap(runs, width):
     (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["eps1"]
     figs = [main_figure(*runs["default"]), main_figure(*runs["boursier"]),
-            main_figure(*runs["default"], presenter=True), compare_figure(tr_a, tr_b, an_a, an_b)]
+            main_figure(*runs["default"], presenter=True),
+            main_figure(*runs["boursier"], presenter=True),
+            compare_figure(tr_a, tr_b, an_a, an_b),
+            fill_screen(compare_figure(tr_a, tr_b, an_a, an_b, presenter=True))]
     for fig in figs:
         title_bottom, legend_top, legend_bottom = _header_px(fig, width)
         assert title_bottom <= legend_top
         assert legend_bottom <= fig.layout.margin.t - _above_plot_px(fig) + 1e-6
+
+
+def _fractional(fig) -> list[str]:
+    """Positions that Plotly would scale with the figure's height: controls below the plot
+    area or annotations beyond it at a fraction, a legend at a fraction below the top."""
+    out = [f"menu y={m.y}" for m in (*fig.layout.updatemenus, *fig.layout.sliders)
+           if m.y is not None and m.y != 0.0]
+    out += [f"annotation {a.text!r} y={a.y}" for a in fig.layout.annotations
+            if a.yref == "paper" and a.y is not None and not 0.0 <= a.y <= 1.0]
+    leg = fig.layout.legend
+    if leg.yref == "container" and leg.y is not None and leg.y != 1.0:
+        out.append(f"legend y={leg.y}")
+    return out
+
+
+def test_presenter_figures_are_laid_out_in_pixels(runs):
+    """Presenter figures take the height of the window: nothing may sit at a fraction of the
+    height (it would drift into the title or the ticks), and the margins must leave the
+    plots most of a 720 px window."""
+    (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
+    wang_ma = _run(PAPERS["wang_ma"].presets(True)["four_phases"].with_updates(
+        {"model.width": 40}))
+    figs = {"default": main_figure(*runs["default"], presenter=True),
+            "wang_ma": main_figure(*wang_ma, presenter=True),
+            "compare": compare_figure(tr_a, tr_b, an_a, an_b, presenter=True)}
+    assert _fractional(figs["wang_ma"])  # as built: laid out for its design height
+    for name, fig in figs.items():
+        fig = fill_screen(fig)
+        assert fig.layout.height is None and design_height(fig)
+        assert _fractional(fig) == [], name
+        again = compact_controls(pixel_anchored(go.Figure(fig), design_height(fig)))
+        assert again.to_plotly_json() == fig.to_plotly_json(), name  # idempotent
+        menu, slider = fig.layout.updatemenus[0], fig.layout.sliders[0]
+        assert menu.pad.t > 0 and slider.pad.l > 150, name  # the slider starts after ▶ Play
+        m = fig.layout.margin
+        # a 720 px window less the page header (≤ 100 px; Compare's one-line header ≤ 75 px)
+        # keeps ~45 % of its height for the plots (the browser test measures the pages)
+        header = 75 if name == "compare" else 100
+        assert m.t + m.b <= 720 - header - 12 - 0.43 * 720, (name, m.t, m.b)
+        if name != "compare":  # phases in a column at the right, one row of labels
+            assert set(legend_names(fig, PHASES_LEGEND)) >= {"alignment"}, name
+            assert fig.layout.legend2.x > 1.0
+            lanes = {a.yshift for a in fig.layout.annotations
+                     if str(a.name or "").startswith("time-label:")}
+            assert len(lanes) == 1, (name, lanes)
 
 
 def test_compare_subtitles_do_not_collide(runs):

@@ -16,14 +16,18 @@ starts and sets the CSS variable `--eae-fig-top`; the container's height is then
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from viz.header import compact_controls, pixel_anchored
+
 FONT_SCALE = 1.25  # page text ×1.25 (the figure has its own ×1.35 presenter style)
 FIG_KEY_PREFIX = "eae-fig-"
+INTRO_KEY_PREFIX = "eae-intro-"  # presenter mode: intro expanders, drawn after the figure
 FIG_MIN_PX = 380  # below this the figure's panels are unreadable: the page scrolls instead
 FIG_MARGIN_PX = 12  # kept free under the figure
 DESIGN_HEIGHT = "design_height"  # layout.meta key: the height the figure was laid out for
@@ -49,8 +53,14 @@ html {{ font-size: {16 * FONT_SCALE:.0f}px !important; }}
 [data-testid="stMainBlockContainer"] h2, [data-testid="stMainBlockContainer"] h3 {{
   font-size: 1.25rem !important; padding: 0.1rem 0 0.1rem 0 !important; }}
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{ gap: 0.45rem; }}
+[data-testid="stHeading"] [data-testid="stMarkdownContainer"] {{
+  margin-bottom: -0.35rem !important; }}
 [class*="st-key-{FIG_KEY_PREFIX}"] [data-testid="stPlotlyChart"] {{
   height: {FIGURE_HEIGHT_CSS} !important;
+}}
+[data-testid="stVerticalBlock"] > [class*="st-key-{INTRO_KEY_PREFIX}"],
+[data-testid="stVerticalBlock"] > :has(> [class*="st-key-{INTRO_KEY_PREFIX}"]) {{
+  order: 90;
 }}
 .st-key-presenter-exit {{
   position: fixed !important; top: 0.3rem !important; right: 0.8rem !important;
@@ -115,9 +125,13 @@ def session_flag_off(key: str) -> None:
 def fill_screen(fig: go.Figure) -> go.Figure:
     """Let the figure take the height of its container (set by the presenter CSS): layout
     height unset, autosize on; the height it was laid out for is kept in `layout.meta`
-    (`DESIGN_HEIGHT`), the container's maximum. Modifies and returns `fig`."""
+    (`DESIGN_HEIGHT`), the container's maximum. Legend, buttons, slider and label rows are
+    first pinned to pixel offsets (`viz.header.pixel_anchored`), so the margins keep their
+    pixel sizes and the plot area takes what is left at any height, and the slider sits
+    beside ▶ Play (`viz.header.compact_controls`). Modifies and returns `fig`."""
     h = fig.layout.height
     if h is not None:
+        compact_controls(pixel_anchored(fig, float(h)))
         meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
         fig.update_layout(meta={**meta, DESIGN_HEIGHT: int(h)})
     fig.update_layout(height=None, autosize=True)
@@ -134,9 +148,12 @@ def design_height(fig: go.Figure) -> int | None:
 
 def intro(on: bool, label: str = "About this page") -> Any:
     """Where a page's introductory text goes (a container: `with` it, or call `.markdown`):
-    a collapsed expander in presenter mode (the figure comes first on a projector), a plain
-    container otherwise."""
-    return st.expander(label, expanded=False) if on else st.container()
+    in presenter mode a collapsed expander, shown at the end of its block (CSS `order`: the
+    figure comes first on a projector, and keeps the height), a plain container otherwise."""
+    if not on:
+        return st.container()
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "intro"
+    return st.container(key=f"{INTRO_KEY_PREFIX}{slug}").expander(label, expanded=False)
 
 
 def toggle(key: str, initial: bool, fresh: bool, *,

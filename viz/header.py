@@ -4,6 +4,15 @@ label rows and subplot titles; sized so that nothing overlaps at DESIGN_WIDTH_PX
 Plotly wraps a long horizontal legend into more rows; anchored at its bottom (as before) the
 extra rows grew up into the title. Here the legend hangs from just under the title and the
 top margin keeps room for the rows it needs at the narrowest width (`legend_rows`).
+
+Figures of any height (presenter mode: the figure takes the height of its container, which
+follows the window). Plotly places legends, buttons, sliders and annotations at fractions of
+the figure's or the plot area's height, so a layout made for one height drifts at another:
+the legend climbs into the title, the ▶ Play button into the tick labels, label rows onto
+the plots. `pixel_anchored` re-expresses every such position as a fixed pixel offset from an
+edge (title and legend hang from the top — the title as the legend's own title —, controls
+and label rows keep their pixel distance from the plot area), so the margins stay what they
+were laid out to be and the plot area takes all the height that is left.
 """
 
 from __future__ import annotations
@@ -17,7 +26,13 @@ import plotly.graph_objects as go
 from .label_layout import LINE_EM, text_lines, text_px
 
 DESIGN_WIDTH_PX = 780.0  # figure width every title and legend must fit (1280 px window)
+# presenter mode: no sidebar, the figure spans the window less the page's padding: 1232 px at
+# a 1280 px projector (1280 − 2·24), less a little for rounding. Narrower windows may wrap a
+# legend into one more row than the margin keeps (it then touches the subplot titles).
+PRESENTER_WIDTH_PX = 1220.0
 LEGEND_ITEM_PX = 46.0  # a legend item's symbol and gaps, besides its text
+
+
 def legend_rows(names: Sequence[str], size: float, width_px: float) -> int:
     """Rows a horizontal legend of `names` needs in `width_px` pixels: one if all fit, else
     plotly lays the items out in a grid of columns as wide as the widest item."""
@@ -79,11 +94,133 @@ def header_layout(hd: Header, height: float, legend_size: float) -> dict:
     }
 
 
-def legend_names(fig: go.Figure) -> list[str]:
-    """Names of the traces that appear in the figure's legend."""
+def legend_names(fig: go.Figure, legend: str | None = None) -> list[str]:
+    """Names of the traces that appear in the figure's legend (`legend`: only those of that
+    legend, e.g. "legend2"; None: all)."""
     return [str(tr.name) for tr in fig.data
-            if tr.showlegend is not False and tr.name is not None]
+            if tr.showlegend is not False and tr.name is not None
+            and (legend is None or (tr.legend or "legend") == legend)]
 
 
-__all__ = ["DESIGN_WIDTH_PX", "GAP_PX", "LEGEND_ITEM_PX", "TITLE_PAD_PX", "Header", "header",
-           "header_layout", "legend_names", "legend_row_px", "legend_rows"]
+# ----------------------------------------------------------------------------- any height
+def titled_legend(legend: dict, title: dict) -> dict:
+    """`legend` (a horizontal legend dict) carrying the figure's `title` (text, font) as its
+    own title and hanging from the figure's top edge: the title and the legend rows below it
+    then keep their pixel positions whatever the figure's height (a legend at a fraction of
+    the height would move into a separate title). Clicking the title does nothing."""
+    return {**legend, "y": 1.0, "yref": "container", "yanchor": "top",
+            "title": {"text": title.get("text") or "", "side": "top",
+                      "font": title.get("font") or {}},
+            "titleclick": False, "titledoubleclick": False}
+
+
+PHASES_LEGEND = "legend2"  # presenter mode: the phases' legend, a column right of the plots
+
+
+def column_legend_px(names: Sequence[str], size: float, title: str = "phases") -> float:
+    """Width of a vertical legend of `names` (and its `title`) at font size `size`; 0 if
+    empty."""
+    if not names:
+        return 0.0
+    return max(LEGEND_ITEM_PX + max(text_px(n, size)[0] for n in names),
+               text_px(title, size)[0]) + 8.0
+
+
+def phases_legend(size: float) -> dict:
+    """Layout of the phases' column legend (`PHASES_LEGEND`): hanging from the top of the
+    plot area, right of it (Plotly widens the right margin to fit it)."""
+    return {"orientation": "v", "x": 1.01, "xref": "paper", "xanchor": "left", "y": 1.0,
+            "yref": "paper", "yanchor": "top", "font": {"size": size},
+            "bgcolor": "rgba(255,255,255,0)", "itemsizing": "constant", "tracegroupgap": 0,
+            "title": {"text": "phases", "font": {"size": size}}}
+
+
+def top_legend_width(width_px: float, margin_l: float, margin_r: float,
+                     phase_names: Sequence[str], size: float) -> float:
+    """Width a horizontal legend may wrap to in a figure `width_px` wide: Plotly wraps it to
+    the plot area's width (the figure less its margins and a phases' column legend)."""
+    return width_px - margin_l - margin_r - column_legend_px(phase_names, size)
+
+
+def _button_px(menu: object, size: float) -> float:
+    labels = [str(b.label or "") for b in getattr(menu, "buttons", ())]
+    return sum(text_px(lab, size)[0] + 24.0 for lab in labels) + 8.0
+
+
+def compact_controls(fig: go.Figure) -> go.Figure:
+    """Presenter mode: the time slider level with the ▶ Play / ❚❚ Pause buttons, starting
+    just right of them (a pixel padding, so it never runs under them at any width), without
+    its "t = …" readout (every animated figure shows t in its frame caption); the bottom
+    margin keeps room for the buttons only. Call after `pixel_anchored`. Modifies and
+    returns `fig`."""
+    menus, sliders = fig.layout.updatemenus, fig.layout.sliders
+    if not menus or not sliders or menus[0].y != 0.0 or sliders[0].y != 0.0:
+        return fig
+    menu, slider = menus[0], sliders[0]
+    size = float(menu.font.size or 15) if menu.font is not None else 15.0
+    button_t = float(menu.pad.t or 0) if menu.pad is not None else 0.0
+    slider.currentvalue.visible = False
+    slider.x, slider.len, slider.xanchor = menu.x or 0.0, 1.0 - (menu.x or 0.0), "left"
+    slider.pad = {"t": round(button_t + 0.45 * size), "l": round(_button_px(menu, size) + 12),
+                  "b": 0, "r": 0}
+    return fig
+
+
+def _plot_px(fig: go.Figure, height: float) -> float:
+    m = fig.layout.margin
+    return float(height - (m.t if m.t is not None else 100) - (m.b if m.b is not None else 80))
+
+
+def pixel_anchored(fig: go.Figure, height: float, width_px: float = PRESENTER_WIDTH_PX
+                   ) -> go.Figure:
+    """Make `fig` (laid out for `height` px) correct at any height: (1) ▶ Play buttons and
+    sliders under the plots, placed at a negative fraction of the plot area, move to its
+    bottom edge with the same distance as padding in px; (2) annotations above (below) the
+    plot area at a fraction beyond it move to its edge with a pixel shift; (3) a header made
+    by `header_layout` (title, then a legend at a fraction of the height) becomes a titled
+    legend (`titled_legend`) hanging from the top, its rows recounted for a figure
+    `width_px` wide and the top margin shrunk by the rows saved. Positions already in pixels
+    are left alone, so applying it twice changes nothing. Modifies and returns `fig`."""
+    plot_px = _plot_px(fig, height)
+    if plot_px <= 0:
+        return fig
+    for menu in (*fig.layout.updatemenus, *fig.layout.sliders):
+        if menu.y is not None and menu.y < 0 and (menu.yanchor or "top") == "top":
+            pad_t = (menu.pad.t or 0) if menu.pad is not None else 0
+            menu.pad = {"t": round(pad_t - menu.y * plot_px)}
+            menu.y = 0.0
+    for ann in fig.layout.annotations:
+        if ann.yref != "paper" or ann.y is None:
+            continue
+        if ann.y > 1.0 or ann.y < 0.0:
+            edge = 1.0 if ann.y > 1.0 else 0.0
+            ann.yshift = (ann.yshift or 0.0) + (ann.y - edge) * plot_px
+            ann.y = edge
+    lay = fig.layout
+    title = lay.title.to_plotly_json() if lay.title is not None else {}
+    leg = lay.legend
+    if (title.get("text") and leg.orientation == "h" and leg.yref == "container"
+            and leg.yanchor == "top" and not (leg.title and leg.title.text)):
+        size = float(leg.font.size or 14)
+        before = legend_rows(legend_names(fig, "legend"), size, DESIGN_WIDTH_PX - 10.0)
+        phases = [tr for tr in fig.data if str(tr.legendgroup or "").startswith("phase:")
+                  and tr.showlegend is not False and (tr.legend or "legend") == "legend"]
+        if phases and PHASES_LEGEND not in lay.to_plotly_json():  # phases: a right column
+            for tr in phases:
+                tr.legend = PHASES_LEGEND
+            fig.update_layout({PHASES_LEGEND: phases_legend(size)})
+        m = lay.margin
+        wrap = top_legend_width(width_px, m.l or 80, m.r or 80,
+                                [str(tr.name) for tr in phases], size)
+        saved = max(0, before - legend_rows(legend_names(fig, "legend"), size, wrap - 10.0))
+        fig.update_layout(legend=titled_legend(leg.to_plotly_json(), title),
+                          title={"text": ""})
+        if saved and m.t is not None:
+            m.t = max(0.0, m.t - saved * legend_row_px(size))
+    return fig
+
+
+__all__ = ["DESIGN_WIDTH_PX", "GAP_PX", "LEGEND_ITEM_PX", "PHASES_LEGEND", "PRESENTER_WIDTH_PX",
+           "TITLE_PAD_PX", "Header", "column_legend_px", "compact_controls", "header",
+           "header_layout", "legend_names", "legend_row_px", "legend_rows", "phases_legend",
+           "pixel_anchored", "titled_legend", "top_legend_width"]

@@ -23,7 +23,17 @@ from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
 from .arrays import f32, f64
-from .header import DESIGN_WIDTH_PX, header, header_layout, legend_names
+from .header import (
+    DESIGN_WIDTH_PX,
+    PHASES_LEGEND,
+    PRESENTER_WIDTH_PX,
+    header,
+    header_layout,
+    legend_names,
+    phases_legend,
+    titled_legend,
+    top_legend_width,
+)
 from .label_layout import layout_panel, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
@@ -51,6 +61,9 @@ from .time_axes import (
     time_axis_spec,
 )
 from .time_panels import cursor_trace, loss_series, norm_traces
+
+MARGIN_L, MARGIN_R = 64, 16
+PRESENTER_AXIS_PX = 420  # narrowest time axis in presenter mode (1280 px window, no sidebar)
 
 
 # ----------------------------------------------------------------------------- the figure
@@ -202,9 +215,11 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
             title={"text": spec.title if bottom else None, "standoff": 6})
         lo, hi = y_ranges[k]
         if k < 2:
+            dtick = log_dtick(lo, hi)
+            if presenter:  # short panels at 1280×720: at most ~4 labels of large text
+                dtick = max(dtick, math.ceil((math.log10(hi) - math.log10(lo)) / 3))
             fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=k + 1,
-                             col=2, gridcolor=GRID, exponentformat="power",
-                             dtick=log_dtick(lo, hi),
+                             col=2, gridcolor=GRID, exponentformat="power", dtick=dtick,
                              title={"text": time_titles[k], "standoff": 4})
         else:
             fig.update_yaxes(range=[lo, hi], row=k + 1, col=2, gridcolor=GRID,
@@ -224,27 +239,46 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                        "traces": [i_pos, i_neg, i_cap, *cursor_idx]})
         steps.append(frame_step(str(n), fmt_time(float(traj.t[f]))))
     fig.frames = frames  # validated once here (arrays are typed-array specs: cheap)
-    lanes = len({lab.lane for lab in time_labels(analysis, spec, style)})
+    # presenter mode: one row of phase labels (the rest are in the phases' legend and the
+    # hover), laid out for the wider time axes of a window without sidebar
+    marks = {"max_lanes": 1, "axis_px": PRESENTER_AXIS_PX} if presenter else {}
+    lanes = len({lab.lane for lab in time_labels(analysis, spec, style, **marks)})
     title = _title(traj, style, int(sel.size))
-    names = legend_names(fig) + phase_names(analysis, spec)
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
-    hd = header(title, style.title, style.font, names, style.small,
-                max(subtitle_px, 4 + lanes * lane_px(style)))
+    below_px = max(subtitle_px, 4 + lanes * lane_px(style))
+    if presenter:  # window-wide: the panel's legend under the title, the phases at the right
+        wrap = top_legend_width(PRESENTER_WIDTH_PX, MARGIN_L, MARGIN_R,
+                                phase_names(analysis, spec), style.small)
+        hd = header(title, style.title, style.font, legend_names(fig), style.small, below_px,
+                    width_px=wrap)
+    else:
+        hd = header(title, style.title, style.font,
+                    legend_names(fig) + phase_names(analysis, spec), style.small, below_px)
     top_px = max(hd.top_px, 72.0)
-    bottom_px = 118
-    plot_px = style.height - 96 - bottom_px  # the plot area keeps its height
+    plot_px = style.height - 96 - 118  # the plot area keeps its height
+    # controls under the time-axis title; in presenter mode a little closer, and the slider
+    # without its "t = …" readout (the panel's caption shows t), level with ▶ Play
+    controls_px = (50.0 if presenter else 58.0) * style.font / 15.0
+    bottom_px = round(controls_px + 42) if presenter else 118
     height = round(plot_px + top_px + bottom_px)
-    add_time_annotations(fig, analysis, time_axes, spec, style, plot_px=plot_px)
-    below = -(58.0 * style.font / 15.0) / plot_px  # controls sit under the time-axis title
-    fig.update_layout(**player(steps, style, below, plot_px))
+    add_time_annotations(fig, analysis, time_axes, spec, style, **marks)
+    fig.update_layout(**player(steps, style, -controls_px / plot_px, plot_px))
 
     head = header_layout(hd, height, style.small)
+    head["title"] = {**head["title"], "text": title, "font": {"size": style.title, "color": INK}}
+    if presenter:  # any height (the figure fills the window): see `viz.header.pixel_anchored`
+        head["legend"] = titled_legend(head["legend"], head["title"])
+        head["title"] = {"text": ""}
+        for tr in fig.data:  # the phases' legend: a column right of the time panels
+            if str(tr.legendgroup or "").startswith("phase:"):
+                tr.legend = PHASES_LEGEND
+        fig.update_layout({PHASES_LEGEND: phases_legend(style.small)})
     fig.update_layout(
         template="plotly_white",
-        title={**head["title"], "text": title, "font": {"size": style.title, "color": INK}},
+        title=head["title"],
         font={"family": style.family, "size": style.font, "color": INK},
         height=height,
-        margin={"l": 64, "r": 16, "t": top_px, "b": bottom_px},
+        margin={"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
         legend=head["legend"],
         hovermode="closest",
         hoverlabel={"font": {"size": style.small}},

@@ -80,14 +80,16 @@ def _priority(name: str, source: str, frac_len: float, marker: bool) -> tuple:
 
 
 def time_labels(analysis: Analysis | None, spec: TimeAxisSpec, style: Style | None = None,
-                max_labels: int = MAX_LABELS) -> list[TimeLabel]:
-    """The (at most `max_labels`) most important phase and marker labels, placed in rows
-    (lanes) above the time panels so that they do not overlap (estimated text widths): each
-    goes into the first lane where it fits; one that fits in no lane is left out."""
+                max_labels: int = MAX_LABELS, max_lanes: int = MAX_LANES,
+                axis_px: float = AXIS_PX_GUESS) -> list[TimeLabel]:
+    """The (at most `max_labels`) most important phase and marker labels, placed in at most
+    `max_lanes` rows (lanes) above the time panels so that they do not overlap (estimated
+    text widths on an axis at least `axis_px` wide): each goes into the first lane where it
+    fits; one that fits in no lane is left out."""
     if analysis is None:
         return []
     style = style or style_for(False)
-    char = style.small * 0.6 / AXIS_PX_GUESS
+    char = style.small * 0.6 / axis_px
     items: list[tuple[tuple, float, float, float, str, str, str, str, str]] = []
     for ph in analysis.phases:
         span = _span(spec, ph.start, ph.end)
@@ -97,7 +99,7 @@ def time_labels(analysis: Analysis | None, spec: TimeAxisSpec, style: Style | No
         colour = phase_colour(ph.name)
         predicted = ph.source == "predicted"
         text = f"{ph.name}{' (predicted)' if predicted else ''}"
-        w = len(text) * char + 10 / AXIS_PX_GUESS
+        w = len(text) * char + 10 / axis_px
         c = (_frac(spec, x0) + _frac(spec, x1)) / 2
         c = min(max(c, w / 2), 1 - w / 2)
         rank = _priority(ph.name, ph.source, _frac(spec, x1) - _frac(spec, x0), False)
@@ -108,7 +110,7 @@ def time_labels(analysis: Analysis | None, spec: TimeAxisSpec, style: Style | No
         if not (spec.lo <= v <= spec.t1) or not math.isfinite(v):
             continue
         text = f"┆ {mk.name}" if mk.source == "predicted" else f"│ {mk.name}"
-        w = len(text) * char + 10 / AXIS_PX_GUESS
+        w = len(text) * char + 10 / axis_px
         f = _frac(spec, v)
         rank = _priority(mk.name, mk.source, 0.0, True)
         if f + w <= 1:
@@ -125,7 +127,7 @@ def time_labels(analysis: Analysis | None, spec: TimeAxisSpec, style: Style | No
             break
         lane = next((k for k, used in enumerate(lanes)
                      if all(b <= u0 or a >= u1 for u0, u1 in used)), len(lanes))
-        if lane >= MAX_LANES:
+        if lane >= max_lanes:
             continue
         if lane == len(lanes):
             lanes.append([])
@@ -230,7 +232,8 @@ def _hover_traces(fig: go.Figure, analysis: Analysis, axis: tuple[str, str],
 
 def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
                          axes: Sequence[tuple[str, str]], spec: TimeAxisSpec,
-                         style: Style | None = None, plot_px: float | None = None) -> int:
+                         style: Style | None = None, plot_px: float | None = None, *,
+                         max_lanes: int = MAX_LANES, axis_px: float = AXIS_PX_GUESS) -> int:
     """Draw Analysis.phases (bands) and Analysis.markers (vertical lines) on every time axis,
     at most MAX_LABELS labels in non-overlapping rows above the first (top) axis, a hover
     symbol per phase and marker on that axis (its y range must be set) and the legend of
@@ -239,7 +242,8 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
 
     `axes` are (xaxis, yaxis) ids like ("x2", "y2"). Detected phases: solid translucent fill;
     predicted: dashed outline, light fill. Markers: dashed (predicted) or solid (detected).
-    `plot_px` is the plot area's height in pixels (default: the figure's height less margins).
+    The label rows sit a fixed number of pixels above the plot area (`yshift`), whatever
+    the figure's height; `plot_px` is accepted for older callers and not needed.
     """
     if analysis is None or not axes:
         return 0
@@ -272,14 +276,11 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
     _hover_traces(fig, analysis, axes[0], spec, style)
     for tr in phase_legend_traces(phase_names(analysis, spec), style):
         fig.add_trace(tr)
-    labels = time_labels(analysis, spec, style)
-    if plot_px is None:
-        m = fig.layout.margin
-        plot_px = float((fig.layout.height or 700) - (m.t or 80) - (m.b or 80))
+    labels = time_labels(analysis, spec, style, max_lanes=max_lanes, axis_px=axis_px)
     xa, _ = axes[0]
-    for lab in labels:
+    for lab in labels:  # rows at a pixel distance above the plots: right at any height
         fig.add_annotation(
-            x=lab.x, xref=xa, y=1.0 + (4 + lane_px(style) * lab.lane) / plot_px, yref="paper",
+            x=lab.x, xref=xa, y=1.0, yshift=4 + lane_px(style) * lab.lane, yref="paper",
             xanchor=lab.xanchor, yanchor="bottom", showarrow=False, text=lab.text,
             font={"size": style.small * 0.95, "color": INK}, bgcolor=lab.bg,
             bordercolor=lab.border, borderwidth=1, borderpad=1, hovertext=lab.hover,
