@@ -15,6 +15,8 @@ from ui import charts, controls, downloads, lesson, presenter, runner, state, te
 from ui.lesson import ExplorerView
 
 FIG_KEY = "explorer_main_figure"
+LAST_RUN_KEY = "_eae.explorer.last_link_config"  # the settings of the last figure (prefetch)
+runner.page_busy()  # this run first: speculative figures wait for the next idle moment
 B = state.explorer_binder()
 bound = B.load()
 LESSON, _ = lesson.parse_lesson(bound.view.lesson)  # (the link was checked by load)
@@ -72,6 +74,14 @@ else:
         traj, analysis = got
         fig = runner.figure_for(traj, analysis, shown)
         charts.chart(fig, key=FIG_KEY, presenter=view.presenter)
+        if not view.presenter:  # (a projector view keeps the figure alone)
+            runner.show_notes(analysis)
+        if traj.status == "completed":  # the next step of γ or ε: computed in the background
+            moved, sign = controls.moved_control(st.session_state.get(LAST_RUN_KEY),
+                                                 link_config)
+            st.session_state[LAST_RUN_KEY] = link_config
+            runner.prefetch(controls.neighbours(link_config, auto=bool(panel.t_end_auto),
+                                                moved=moved, direction=sign), shown)
         with st.expander("Download", expanded=False):
             downloads.download_panel(traj, fig, key="explorer")
         with st.expander("Share this view", expanded=False):

@@ -41,6 +41,16 @@ that is stopping. A waiter that cancels returns promptly:
 - otherwise (others still wait, or the grace ran out) a minimal trajectory with status
   "cancelled" holding only the initial frame (data and initialisation, no integration).
 
+Prefetch
+--------
+`prefetch(configs)` runs speculative requests (e.g. the neighbouring values of the control a
+user is moving) in one background thread, one at a time, through `run` (so every limit holds:
+the slots, the deadline, the caches), and only while no other simulation is running or queued.
+A new `prefetch` call replaces the pending list (the user moved on); a request of a page
+(`run`) for another key, or a `prefetch` call without its key, cancels the prefetch being
+computed, so a speculative run never delays a real one by more than one progress chunk. At most
+`PREFETCH_MAX` configs are pending.
+
 Failures: numerical trouble never raises (`simulate` returns statuses). Any unexpected
 exception in a flight is counted and raised to each of its waiters as `ServiceError`; the
 flight is removed from the registry first, so the next request tries again.
@@ -77,6 +87,7 @@ ProgressFn = Callable[[float, str], None]
 CANCEL_GRACE_S = 1.0  # how long the last cancelling waiter waits for the partial trajectory
 DEADLINE_GRACE_S = 2.0  # a slot lapses this long after its run's deadline
 _POLL_S = 0.05  # waiters re-check their cancel event at least this often
+PREFETCH_MAX = 8  # pending speculative configs (the newest kept)
 _MB = 1_000_000
 
 __all__ = ["Service", "ServiceError", "default_cache_dir", "default_service"]
@@ -208,7 +219,12 @@ class Service:
         self._slots = _Slots(int(limit))
         self._counts: dict[str, int] = dict.fromkeys(
             ("memory_hits", "disk_hits", "misses", "joined", "computations", "cancelled",
-             "deadlines", "errors"), 0)
+             "deadlines", "errors", "prefetched"), 0)
+        self._pending: deque[Config] = deque()  # prefetch: configs waiting, oldest first
+        self._prefetch_wake = threading.Condition(self._lock)
+        self._prefetch_thread: threading.Thread | None = None
+        self._prefetch_key: str | None = None  # the key the prefetch thread is running
+        self._prefetch_cancel = threading.Event()
 
     # ---------------------------------------------------------------------------- public
     def run(self, config: Config | Mapping[str, Any], progress: ProgressFn | None = None,
@@ -225,6 +241,9 @@ class Service:
             hit = self._memory_hit(key)
             if hit is not None:
                 return hit
+            if (threading.current_thread() is not self._prefetch_thread
+                    and self._prefetch_key not in (None, key)):
+                self._prefetch_cancel.set()  # a real request goes first
             flight = self._flights.get(key)
             if flight is None:
                 flight = _Flight(key, config, self._lock)
@@ -290,12 +309,88 @@ class Service:
                 self._analyses.popitem(last=False)
         return result
 
+    def prefetch(self, configs: list[Config | Mapping[str, Any]]) -> int:
+        """Compute `configs` speculatively in the background (see the module docstring): the
+        pending list becomes the uncached ones among them (at most `PREFETCH_MAX`, in order);
+        returns how many are pending. Never blocks; invalid mappings are skipped."""
+        todo: list[Config] = []
+        wanted: set[str] = set()
+        for c in configs:
+            try:
+                cfg = self._canonical(c)
+            except Exception:
+                continue
+            key = result_key(cfg)
+            wanted.add(key)
+            with self._lock:
+                known = key in self._mem or key in self._flights
+            if not known and not self._on_disk(key):
+                todo.append(cfg)
+        with self._lock:
+            if self._prefetch_key is not None and self._prefetch_key not in wanted:
+                self._prefetch_cancel.set()  # speculation for settings left behind
+            self._pending.clear()
+            self._pending.extend(todo[:PREFETCH_MAX])
+            if self._pending and (self._prefetch_thread is None
+                                  or not self._prefetch_thread.is_alive()):
+                self._prefetch_thread = threading.Thread(
+                    target=self._prefetch_loop, daemon=True, name="eae-prefetch")
+                self._prefetch_thread.start()
+            self._prefetch_wake.notify_all()
+            return len(self._pending)
+
+    def prefetch_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no prefetch is pending or running (tests, benchmarks); True if so."""
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while self._pending or self._prefetch_key is not None:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._prefetch_wake.wait(_POLL_S if left is None else min(_POLL_S, left))
+            return True
+
+    def _prefetch_loop(self) -> None:
+        """Take pending configs one at a time, each only while no simulation runs or waits;
+        stop when nothing is pending."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._prefetch_wake.notify_all()
+                    return
+            running, queued, _ = self._slots.counts()
+            with self._lock:
+                if running or queued or self._flights:
+                    self._prefetch_wake.wait(_POLL_S)
+                    continue
+                if not self._pending:
+                    continue
+                config = self._pending.popleft()
+                key = result_key(config)
+                if key in self._mem:
+                    continue
+                self._prefetch_key = key
+                self._prefetch_cancel.clear()
+            try:
+                traj = self.run(config, cancel=self._prefetch_cancel)
+                if _cacheable(traj.status):
+                    self.analyse(traj)
+                    with self._lock:
+                        self._counts["prefetched"] += 1
+            except Exception:  # speculative: a failure is the real request's to report
+                pass
+            finally:
+                with self._lock:
+                    self._prefetch_key = None
+                    self._prefetch_wake.notify_all()
+
     def stats(self) -> dict[str, int | float]:
         """Counters since this Service started, and current sizes.
 
         memory_hits / disk_hits: requests (run or peek) served from memory / flights served
         from disk; misses: flights that found nothing on disk; joined: requests that waited on
-        an identical flight; computations: simulations started; cancelled: requests that
+        an identical flight; prefetched: speculative runs completed (`prefetch`);
+        computations: simulations started; cancelled: requests that
         returned a cancelled trajectory; deadlines: runs stopped by the deadline (or whose
         slot lapsed at it); errors: unexpected failures; running / queued: simulations
         holding / waiting for a slot; overrunning: simulations past their lapsed slot, still
@@ -549,6 +644,13 @@ class Service:
                 self._counts["errors"] += 1
             self.disk.problem(f"could not store a result ({type(e).__name__}: {e})",
                               count="io_errors")
+
+    def _on_disk(self, key: str) -> bool:
+        """Whether the disk cache has a file for `key` (not parsed: a cheap pre-check)."""
+        try:
+            return self.disk.path_for(key).exists()
+        except OSError:
+            return False
 
     def _disk_len(self) -> int:
         try:

@@ -215,3 +215,42 @@ def test_link_with_explicit_t_end_keeps_it():
     assert at.checkbox(key=_key("view.t_end_auto")).value is False
     assert at.number_input(key=_key("integrator.t_end")).value == 35
     assert not [c for c in at.caption if c.value.startswith("t_end = ")]
+
+
+def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatch):
+    """After a run the page prefetches γ ± step and ε one slider step either way (the runs the
+    page would start, auto t_end applied) and builds the first neighbour's figure: stepping
+    γ then neither simulates nor builds a figure for the settings on screen. The analysis'
+    notes are shown under the figure, as text."""
+    from ui import runner
+
+    simulated: list[tuple[float, float]] = []
+    built: list[tuple[float, float]] = []
+    real_figure = runner.main_figure
+
+    def figure_spy(traj, *args, **kw):  # type: ignore[no-untyped-def]
+        built.append((traj.config.model.gamma, traj.config.init.scale))
+        return real_figure(traj, *args, **kw)
+
+    monkeypatch.setattr(runner, "main_figure", figure_spy)
+    runner._cached_figure.clear()  # (earlier tests share the process-wide figure cache)
+    at = _app()
+    svc = runner.get_service()
+    assert svc.prefetch_idle(120) and runner.warm_idle(120)
+    assert (0.05, 0.001) in built  # γ + step, built in the background
+    real = svc._simulate
+
+    def spy(config, progress, cancel):  # type: ignore[no-untyped-def]
+        simulated.append((config.model.gamma, config.init.scale))
+        return real(config, progress, cancel)
+
+    monkeypatch.setattr(svc, "_simulate", spy)
+    built.clear()
+    at.number_input(key=_key("model.gamma")).set_value(0.05).run()
+    assert not at.exception and "leaky ReLU γ = 0.05" in _spec(at)["layout"]["title"]["text"]
+    assert svc.prefetch_idle(120) and runner.warm_idle(120)
+    assert (0.05, 0.001) not in simulated  # the run on screen was a cache hit …
+    assert (0.05, 0.001) not in built  # … its figure too
+    assert (0.1, 0.001) in built  # and the next step up was prepared in turn
+    notes = [c.value for c in at.caption if c.value.startswith("Notes on this run")]
+    assert notes and "Min et al" in notes[0]

@@ -450,3 +450,69 @@ def test_status_page_shows_counters_limits_and_clears_memory() -> None:
     assert not at.exception
     assert [s.value for s in at.success] == ["Memory cache cleared."]
     assert svc.stats()["memory_entries"] == 0
+
+
+# ------------------------------------------------------------------------------ prefetch
+class CountingService(Service):
+    """A service that records how many simulations run at once (the most seen)."""
+
+    def __init__(self, *args: Any, **kw: Any):
+        super().__init__(*args, **kw)
+        self.now = 0
+        self.most = 0
+        self.count_lock = threading.Lock()
+
+    def _simulate(self, config, progress, cancel):  # type: ignore[no-untyped-def]
+        with self.count_lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            return super()._simulate(config, progress, cancel)
+        finally:
+            with self.count_lock:
+                self.now -= 1
+
+
+def test_a_prefetched_config_is_then_a_cache_hit(svc: Service) -> None:
+    cfgs = [tiny(seed=40), tiny(seed=41)]
+    assert svc.prefetch(cfgs) == 2
+    assert svc.prefetch_idle(WAIT)
+    st = svc.stats()
+    assert st["prefetched"] == 2 and st["computations"] == 2
+    for c in cfgs:
+        hit = svc.peek(c)
+        assert hit is not None and hit.status == "completed"
+        assert svc.run(c) is hit  # the same cached object: nothing recomputed
+        np.testing.assert_array_equal(hit.loss, simulate(c).loss)  # the same bits
+    assert svc.stats()["computations"] == 2
+    assert svc.prefetch(cfgs) == 0  # cached configs are not prefetched again
+
+
+def test_prefetch_runs_one_at_a_time_within_the_limits(tmp_path: Path) -> None:
+    svc = CountingService(tmp_path, Limits(max_concurrent=1))
+    many = [tiny(seed=50 + k) for k in range(12)]
+    assert svc.prefetch(many) == 8  # at most PREFETCH_MAX pending, the first ones
+    assert svc.prefetch_idle(WAIT)
+    assert svc.most == 1 and svc.stats()["prefetched"] == 8
+    assert all(svc.peek(c) is not None for c in many[:8])
+    assert all(svc.peek(c) is None for c in many[8:])
+
+
+def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path) -> None:
+    svc = CountingService(tmp_path, Limits(max_concurrent=1))
+    t0 = time.monotonic()
+    svc.prefetch([never_ending(seed=60), tiny(seed=61)])
+    assert time.monotonic() - t0 < WAIT  # returns at once (a liveness bound, not a timing)
+    wait_until(lambda: svc.stats()["running"] == 1, "the prefetch to start")
+    got = svc.run(tiny(seed=62))  # a real request: the speculative run is cancelled for it
+    assert got.status == "completed"
+    assert svc.prefetch_idle(WAIT)
+    assert svc.most == 1
+    assert svc.peek(never_ending(seed=60)) is None  # cancelled: not cached
+    assert svc.peek(tiny(seed=61)) is not None  # the rest of the list still ran
+    svc.prefetch([never_ending(seed=63)])
+    wait_until(lambda: svc.stats()["running"] == 1, "the prefetch to start")
+    svc.prefetch([])  # the user moved on: the speculative run is cancelled
+    assert svc.prefetch_idle(WAIT)
+    wait_until(lambda: svc.stats()["running"] == 0, "the cancelled prefetch to stop")
+    assert svc.peek(never_ending(seed=63)) is None and svc.most == 1

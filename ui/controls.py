@@ -11,6 +11,8 @@ out here.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -585,6 +587,69 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
         show_errors(res)
         return res
     return Controls(config, shown_view, None, raw, p.slots, p.notes, auto, at, url_config)
+
+
+GAMMA_STEP = 0.05  # the γ field's +/− step (`_model_controls`)
+
+
+def moved_control(before: Config | None, after: Config) -> tuple[str | None, float]:
+    """Which prefetchable control changed from `before` to `after` ("gamma", "eps" or None)
+    and the sign of the change (+1 up, −1 down, 0 none)."""
+    if before is None:
+        return None, 0.0
+    for name, a, b in (("gamma", before.model.gamma, after.model.gamma),
+                       ("eps", before.init.scale, after.init.scale)):
+        if a != b:
+            return name, 1.0 if b > a else -1.0
+    return None, 0.0
+
+
+def neighbours(config: Config, *, auto: bool, moved: str | None = None,
+               direction: float = 0.0) -> list[Config]:
+    """The settings one step of a control away from `config` (the link's Config: t_end the
+    default when `auto`): γ ± `GAMMA_STEP` (within [0, 1]) and ε one slider step either way
+    (`EPS_CHOICES`), as the runs the page would start (the auto time range applied when
+    `auto`, exactly as `control_panel` does, so their cache keys match). The control the user
+    just `moved` comes first, in the `direction` it moved (sign) first. Memoised (a few
+    validations each: ~10 ms on every rerun otherwise)."""
+    sign = 0.0 if not direction else math.copysign(1.0, direction)
+    return list(_neighbours(config.to_json(), auto, moved, sign))
+
+
+@functools.lru_cache(maxsize=64)
+def _neighbours(config_json: str, auto: bool, moved: str | None,
+                direction: float) -> tuple[Config, ...]:
+    config = Config.from_json(config_json)
+    gamma = float(config.model.gamma)
+    eps = float(config.init.scale)
+    ladder = _with_choice(EPS_CHOICES, eps)
+    i = ladder.index(eps)
+    steps: dict[str, list[tuple[str, float]]] = {
+        "gamma": [("gamma", round(gamma + s * GAMMA_STEP, 10)) for s in (1, -1)],
+        "eps": [("eps", ladder[j]) for j in (i + 1, i - 1) if 0 <= j < len(ladder)],
+    }
+    if direction < 0:
+        steps = {k: v[::-1] for k, v in steps.items()}
+    order = [moved] if moved in steps else []
+    order += [k for k in steps if k not in order]
+    out: list[Config] = []
+    for what, value in (st_ for k in order for st_ in steps[k]):
+        if what == "gamma" and not 0.0 <= value <= 1.0:
+            continue
+        raw = config.to_dict()
+        if what == "gamma":
+            raw["model"]["gamma"] = value
+        else:
+            raw["init"]["scale"] = value
+        try:
+            c = Config.from_dict(raw)
+            if auto:
+                run_json, _ = _auto_range(c.to_json())
+                c = Config.from_dict(Config.from_json(run_json).to_dict())
+        except (ConfigError, ValueError):
+            continue
+        out.append(c)
+    return tuple(out)
 
 
 def readable(err: ConfigError, labels: Mapping[str, str] | None = None) -> ReadableError:
