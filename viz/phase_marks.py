@@ -35,6 +35,13 @@ MAIN_PHASES = ("alignment", "fitting", "convergence")
 EVENT_PHASES = ("alignment", "fitting", "plateau", "convergence", "OLS plateau")
 
 
+def _append(fig: go.Figure, what: str, items: list[dict]) -> None:
+    """Append `items` to layout.shapes or layout.annotations in one assignment: Plotly's
+    add_shape/add_annotation re-validate every earlier item on each call (quadratic)."""
+    if items:
+        fig.layout[what] = (*fig.layout[what], *items)
+
+
 def lane_px(style: Style) -> int:
     """Label-row height for this style: LANE_PX scaled with the label font (presenter mode)."""
     return round(LANE_PX * style.small / 14.0)
@@ -248,6 +255,7 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
     if analysis is None or not axes:
         return 0
     style = style or style_for(False)
+    shapes: list[dict] = []
     for ph in analysis.phases:
         colour = phase_colour(ph.name)
         span = _span(spec, ph.start, ph.end)
@@ -256,35 +264,35 @@ def add_time_annotations(fig: go.Figure, analysis: Analysis | None,
         x0, x1 = span
         predicted = ph.source == "predicted"
         for xa, ya in axes:
-            fig.add_shape(
+            shapes.append(dict(
                 type="rect", xref=xa, yref=f"{ya} domain", x0=x0, x1=x1, y0=0, y1=1,
                 layer="below", fillcolor=rgba(colour, 0.06 if predicted else 0.16),
                 line={"color": colour, "width": 2 if predicted else 0,
                       "dash": "dash" if predicted else "solid"},
-                name=f"phase:{ph.name}:{ph.source}")
+                name=f"phase:{ph.name}:{ph.source}"))
     for mk in analysis.markers:
         v = float(spec.show(mk.time))
         if not (spec.lo <= v <= spec.t1) or not math.isfinite(v):
             continue
         predicted = mk.source == "predicted"
         for xa, ya in axes:
-            fig.add_shape(
+            shapes.append(dict(
                 type="line", xref=xa, yref=f"{ya} domain", x0=v, x1=v, y0=0, y1=1,
                 line={"color": MARKER_COLOUR, "width": 1.4,
                       "dash": "dash" if predicted else "solid"},
-                name=f"marker:{mk.name}:{mk.source}")
+                name=f"marker:{mk.name}:{mk.source}"))
+    _append(fig, "shapes", shapes)
     _hover_traces(fig, analysis, axes[0], spec, style)
     for tr in phase_legend_traces(phase_names(analysis, spec), style):
         fig.add_trace(tr)
     labels = time_labels(analysis, spec, style, max_lanes=max_lanes, axis_px=axis_px)
     xa, _ = axes[0]
-    for lab in labels:  # rows at a pixel distance above the plots: right at any height
-        fig.add_annotation(
+    _append(fig, "annotations", [dict(  # rows at a pixel distance above the plots
             x=lab.x, xref=xa, y=1.0, yshift=4 + lane_px(style) * lab.lane, yref="paper",
             xanchor=lab.xanchor, yanchor="bottom", showarrow=False, text=lab.text,
             font={"size": style.small * 0.95, "color": INK}, bgcolor=lab.bg,
             bordercolor=lab.border, borderwidth=1, borderpad=1, hovertext=lab.hover,
-            name=f"time-label:{lab.name}")
+            name=f"time-label:{lab.name}") for lab in labels])
     return 1 + max(lab.lane for lab in labels) if labels else 0
 
 
@@ -300,16 +308,17 @@ def add_phase_bands(fig: go.Figure, analysis: Analysis | None,
     keeps its colour: alignment, fitting, convergence)."""
     if analysis is None:
         return
+    shapes: list[dict] = []
     for ph in detected_main_phases(analysis).phases:
         x0 = float(np.clip(spec.show(ph.start), spec.lo, spec.t1))
         x1 = float(np.clip(spec.show(ph.end), spec.lo, spec.t1))
         if not x1 > x0:
             continue
         colour = phase_colour(ph.name)
-        for xa, ya in axes:
-            fig.add_shape(type="rect", xref=xa, yref=f"{ya} domain", x0=x0, x1=x1, y0=0,
-                          y1=1, layer="below", fillcolor=rgba(colour, 0.14),
-                          line={"width": 0}, name=f"phase:{ph.name}")
+        shapes += [dict(type="rect", xref=xa, yref=f"{ya} domain", x0=x0, x1=x1, y0=0,
+                        y1=1, layer="below", fillcolor=rgba(colour, 0.14),
+                        line={"width": 0}, name=f"phase:{ph.name}") for xa, ya in axes]
+    _append(fig, "shapes", shapes)
 
 
 def event_times(analysis: Analysis | None) -> list[tuple[str, float]]:
@@ -332,12 +341,11 @@ def add_event_lines(fig: go.Figure, events: Sequence[tuple[str, float]],
                     label: str) -> None:
     """A thin vertical line per (name, axis value) event on every time axis, below the data;
     shapes are named "event:<label>:<name>"."""
-    for name, v in events:
-        for xa, ya in axes:
-            fig.add_shape(type="line", xref=xa, yref=f"{ya} domain", x0=v, x1=v, y0=0,
-                          y1=1, layer="below",
-                          line={"color": rgba(colour, 0.7), "width": 1.3, "dash": dash},
-                          name=f"event:{label}:{name}")
+    _append(fig, "shapes", [
+        dict(type="line", xref=xa, yref=f"{ya} domain", x0=v, x1=v, y0=0, y1=1,
+             layer="below", line={"color": rgba(colour, 0.7), "width": 1.3, "dash": dash},
+             name=f"event:{label}:{name}")
+        for name, v in events for xa, ya in axes])
 
 
 __all__ = ["EVENT_PHASES", "LABEL_FIRST", "LANE_PX", "MAIN_PHASES", "MAX_LABELS", "TimeLabel",
