@@ -8,6 +8,8 @@ prefix `a.` or `b.` (`a.model.gamma=0.05`). A link therefore reopens both runs.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from functools import lru_cache
 from typing import Literal
 
@@ -89,6 +91,23 @@ def _traj_key(tr: Trajectory) -> str:
     return f"{tr.config.cache_key()}:{tr.status}:{tr.n_frames}"
 
 
+def _start_in_background(config: Config) -> None:
+    """Start run B while the page waits for run A (two cores: both at once). The page's own
+    request for B then joins this computation (the service runs one per config)."""
+    service = runner.get_service()
+    try:
+        if service.peek(config) is not None:
+            return
+    except Exception:  # a damaged cache entry: the page's own request reports it
+        return
+
+    def run() -> None:
+        with contextlib.suppress(Exception):  # the page's own request reports failures
+            service.run(config)
+
+    threading.Thread(target=run, daemon=True, name="eae-compare-b").start()
+
+
 # ----------------------------------------------------------------------------- page
 bound = B.load()
 ss = st.session_state
@@ -151,6 +170,7 @@ if not problems:
     if edited:
         st.caption(f"Edited from the preset: run {' and '.join(edited)}.")
     params = B.sync(view, {"a": cfg_a, "b": cfg_b})
+    _start_in_background(cfg_b)
     traj_a = runner.run_config(cfg_a, prefix=PA)
     traj_b = runner.run_config(cfg_b, prefix=PB) if traj_a is not None else None
     if traj_a is not None and traj_b is not None:
@@ -187,9 +207,13 @@ if not problems:
                 if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
                              icon=":material/open_in_new:"):
                     state.open_in_explorer(cfg, view)
-        with st.expander("Share this comparison", expanded=False):
-            st.caption("This link reopens both runs and the display options.")
-            st.code(state.share_link(params), language=None)
+        # drawn only once opened (the code block's script would load with the page)
+        share = st.expander("Share this comparison", expanded=False, key="cmp.share",
+                            on_change="rerun")
+        if share.open:
+            with share:
+                st.caption("This link reopens both runs and the display options.")
+                st.code(state.share_link(params), language=None)
         with st.expander("Downloads", expanded=False):
             st.markdown("**Run A** (and the comparison figure)")
             downloads.download_panel(traj_a, fig, key="cmp.dl.a")

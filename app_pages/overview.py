@@ -108,7 +108,11 @@ for i, (pp, sc) in enumerate(SCENARIOS):
                 q = {"paper": paper, f"{paper}.preset": name, **view.to_query()}
                 state.switch_to(PAPERS_PAGE, q, PAPERS_KEY)
 
-with st.expander("Share this page", expanded=False):
-    st.caption("Copy this link (icon at its right): it opens this page"
-               + (" in presenter mode." if on else "."))
-    st.code(state.share_link(params), language=None, wrap_lines=True)
+# drawn only once opened: the code block's highlighter script would otherwise load with the
+# page, competing with the figure's
+share = st.expander("Share this page", expanded=False, key=f"{PREFIX}.share", on_change="rerun")
+if share.open:
+    with share:
+        st.caption("Copy this link (icon at its right): it opens this page"
+                   + (" in presenter mode." if on else "."))
+        st.code(state.share_link(params), language=None, wrap_lines=True)

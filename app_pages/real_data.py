@@ -12,11 +12,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 from pydantic import Field
 
+from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
 from dynamics.papers.min import digits_config
+from dynamics.status import Status
+from dynamics.trajectory import Trajectory
 from dynamics.uploads import UploadError, example_csv, parse_upload
 from ui import charts, downloads, presenter, runner, state, text
 from ui.controls import (
@@ -92,6 +96,26 @@ def _number(path: str, label: str, *, step: float = 1.0, default: float = 0.0) -
 
 def _eps_options(value: float) -> list[float]:
     return sorted({*EPS_CHOICES, float(value)})
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _figure(key: str, _traj: Trajectory, _analysis: Analysis | None, time_axis: str,
+            presenter: bool) -> go.Figure:
+    """The page's figure, built once per (run, view) and shared by sessions (never modified
+    afterwards: st.plotly_chart copies it); `key` names the run."""
+    return real_data_figure(_traj, _analysis, time_axis=time_axis,  # type: ignore[arg-type]
+                            presenter=presenter)
+
+
+def figure_for(traj: Trajectory, analysis: Analysis | None, time_axis: str,
+               presenter: bool) -> go.Figure:
+    """`_figure` for a complete run; a partial one (deadline, cancelled) is drawn afresh."""
+    if not Status(traj.status).cacheable:
+        return real_data_figure(traj, analysis, time_axis=time_axis,  # type: ignore[arg-type]
+                                presenter=presenter)
+    last = float(traj.t[-1]) if traj.n_frames else 0.0
+    key = f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}:{analysis is None}"
+    return _figure(key, traj, analysis, time_axis, presenter)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -255,8 +279,7 @@ if config is not None:
     got = runner.run_and_analyse(config, prefix=P, what="Phase detection and theory")
     if got is not None:
         traj, analysis = got
-        fig = real_data_figure(traj, analysis, time_axis=view.time_axis,
-                               presenter=view.presenter)
+        fig = figure_for(traj, analysis, view.time_axis, view.presenter)
         charts.chart(fig, key=FIG_KEY, presenter=view.presenter,
                      filename="early-alignment-digits", width=1400, height=760)
         phases = {p.name: p for p in (analysis.phases if analysis else ())
@@ -288,8 +311,12 @@ if config is not None:
             "data (their L is a sum), and both are offered.")
         with st.expander("Downloads", expanded=False):
             downloads.download_panel(traj, fig, key="rd.dl")
-        with st.expander("Share this view", expanded=False):
-            st.caption("This link reopens these settings"
-                       + (" (not the uploaded file: upload it again)." if source == "upload"
-                          else "."))
-            st.code(state.share_link(params), language=None)
+        # drawn only once opened (the code block's script would load with the page)
+        share = st.expander("Share this view", expanded=False, key=f"{P}.share",
+                            on_change="rerun")
+        if share.open:
+            with share:
+                st.caption("This link reopens these settings"
+                           + (" (not the uploaded file: upload it again)."
+                              if source == "upload" else "."))
+                st.code(state.share_link(params), language=None)

@@ -1,9 +1,11 @@
 """Sweeps: run a grid of configurations on Dask and see a paper's scaling claim as a picture.
 
-Thin: widgets → Sweep spec (dynamics.sweeps) → run on the Dask cluster held in st.cache_resource
-(a worker thread submits; this script polls and updates the progress bar) → figures (viz.sweeps),
-the table and downloads. The binder (ui.state) keeps the chosen built-in and its size in the URL
-(`sweep=…&size=full`, `SweepsView`).
+Thin: widgets → Sweep spec (dynamics.sweeps) → run on this server process's Dask cluster
+(started and warmed in the background when the page opens, `sw.prestart`; a worker thread
+submits, seed by seed over the grid) → while it runs, a fragment redraws every second the
+progress ("12 of 40 points"), a Cancel button and the figure of the points finished so far →
+figures (viz.sweeps), the table and downloads. The binder (ui.state) keeps the chosen built-in
+and its size in the URL (`sweep=…&size=full`, `SweepsView`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import plotly.graph_objects as go
 import streamlit as st
 from pydantic import Field
 
@@ -24,6 +27,7 @@ from ui.view import View, page_view
 from viz import sweeps as vs
 
 KEY = "sweeps"
+REDRAW_S = 1.0  # the running sweep's progress and figure are redrawn this often
 SweepName = Literal[(*sw.BUILTINS, "custom")]  # type: ignore[valid-type]
 
 
@@ -44,49 +48,58 @@ FIELDS = ["init.scale", "init.scheme", "init.normalisation", "model.width", "mod
 
 @dataclass
 class Job:
-    """A sweep running in a background thread; the script thread only reads it."""
+    """A sweep running in a background thread; the script thread only reads it. `rows` fills
+    in as points finish (index → row), for the figure drawn while it runs."""
 
     spec: sw.Sweep
     total: int
     cancel: threading.Event = field(default_factory=threading.Event)
     done: int = 0
     last: str = ""
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     result: sw.SweepResult | None = None
     error: str = ""
     started: float = field(default_factory=time.monotonic)
     thread: threading.Thread | None = None
+    _drawn: tuple[int, go.Figure | None] = (-1, None)
 
     @property
     def running(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
 
+    def partial(self) -> sw.SweepResult:
+        """The table so far (points not finished yet: status "cancelled", not drawn)."""
+        return sw.SweepResult(sweep=self.spec, frame=sw.make_frame(self.spec, dict(self.rows)),
+                              elapsed_s=time.monotonic() - self.started)
 
-@st.cache_resource(show_spinner="Starting the Dask cluster…")
-def _dask_client_holder() -> tuple[Any]:
-    # a Client is awaitable, which st.cache_resource refuses: hold it in a tuple
-    return (sw.get_client(),)
-
-
-def dask_client() -> Any:
-    """The Dask client of this server process (a LocalCluster unless DASK_SCHEDULER_ADDRESS),
-    started once and held in st.cache_resource."""
-    client = _dask_client_holder()[0]
-    if client.status != "running":  # closed behind our back: start afresh
-        _dask_client_holder.clear()
-        client = _dask_client_holder()[0]
-    return client
+    def partial_figure(self) -> go.Figure | None:
+        """The figure of the points finished so far, rebuilt only when more have finished
+        (an unchanged figure is not drawn again); None while it cannot be drawn yet."""
+        n = len(self.rows)
+        if self._drawn[0] != n:
+            try:
+                self._drawn = (n, _figure(self.partial()))
+            except Exception:  # too few points for this figure yet: the next redraw
+                self._drawn = (n, None)
+        return self._drawn[1]
 
 
 def _start(spec: sw.Sweep) -> Job:
+    """Run `spec` in a background thread on this server process's Dask client (the
+    LocalCluster started and warmed when the page first opened: `sw.prestart`; a remote
+    scheduler when DASK_SCHEDULER_ADDRESS is set)."""
     job = Job(spec=spec, total=spec.n_points())
-    client = dask_client()
 
     def progress(done: int, total: int, row: dict[str, Any]) -> None:
+        job.rows[int(row["index"])] = row
         job.done = done
         job.last = f"point {row.get('index')}: {row.get('status')}"
 
     def work() -> None:
         try:
+            job.last = "starting the Dask cluster…"
+            client = sw.get_client()  # waits for a start in progress
+            job.last = "running"
             job.result = sw.run_sweep(spec, client=client, progress=progress,
                                       cancel=job.cancel)
         except Exception as e:  # shown on the page, never a traceback
@@ -97,13 +110,23 @@ def _start(spec: sw.Sweep) -> Job:
     return job
 
 
+def _figure(res: sw.SweepResult) -> go.Figure:
+    """The scaling plot of a built-in (else lines/heatmap of the final loss) of `res`."""
+    name, df = res.sweep.builtin, res.frame
+    if name and name in vs.BUILTIN_FIGURES:
+        return vs.builtin_figure(name, df)
+    y = "final_loss" if "final_loss" in res.sweep.record else next(
+        c for c in res.sweep.record if c != "phases")
+    return vs.default_figure(df, list(res.sweep.axis_fields), y)
+
+
 # ----------------------------------------------------------------------------- the spec
 def _builtin_panel() -> tuple[sw.Sweep | None, str, str]:
     names = list(sw.BUILTINS)
     name = st.selectbox("Built-in sweep", names, format_func=lambda n: sw.BUILTINS[n].title,
                         key=f"{KEY}.builtin")
     size = st.radio("Size", SweepsView.options("size"), horizontal=True, key=f"{KEY}.size",
-                    help="quick: about a minute on 2 cores; full: the paper's grid "
+                    help="quick: seconds to half a minute on 2 cores; full: the paper's grid "
                          "(hours on 2 cores; meant for a cluster)")
     b = sw.BUILTINS[name]
     st.caption(f"**{b.paper}** — {b.claim}")
@@ -187,6 +210,7 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
 
 # ----------------------------------------------------------------------------- page
 bound = B.load()
+sw.prestart()  # the LocalCluster starts and warms in the background while the user chooses
 custom = bound.view.sweep == "custom"
 B.seed(f"{KEY}.mode", "Compose" if custom else "Built-in", bound.fresh)
 B.seed(f"{KEY}.builtin", SweepsView().sweep if custom else bound.view.sweep, bound.fresh)
@@ -216,11 +240,8 @@ with st.container(border=True):
         axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
         st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
                    f"{spec.description}")
-    c1, c2, _ = st.columns([1, 1, 4])
-    run_clicked = c1.button("Run sweep", type="primary", disabled=busy or spec is None,
-                            key=f"{KEY}.run")
-    if c2.button("Cancel", disabled=not busy, key=f"{KEY}.cancel") and job is not None:
-        job.cancel.set()
+    run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
+                            key=f"{KEY}.run")  # Cancel: under the progress bar
 
 if run_clicked and spec is not None:
     job = _start(spec)
@@ -230,16 +251,25 @@ if run_clicked and spec is not None:
     busy = True
 
 
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=REDRAW_S)
 def _progress() -> None:
+    """While the sweep runs: a progress bar, a Cancel button, and the figure of the points
+    finished so far (redrawn every REDRAW_S)."""
     j: Job | None = st.session_state.get(f"{KEY}.job")
     if j is None:
         return
     if j.running:
         frac = j.done / max(j.total, 1)
         state = "cancelling…" if j.cancel.is_set() else j.last
-        st.progress(frac, text=f"{j.done} of {j.total} runs done "
+        st.progress(frac, text=f"{j.done} of {j.total} points "
                                f"({time.monotonic() - j.started:.0f} s) — {state}")
+        st.button("Cancel", key=f"{KEY}.cancel_running", on_click=j.cancel.set,
+                  disabled=j.cancel.is_set(), icon=":material/stop:")
+        fig = j.partial_figure() if j.rows else None
+        if fig is not None:
+            charts.chart(fig, key=f"{KEY}.fig.partial", main=False)
+            st.caption(f"The figure fills in as points finish ({j.done} of {j.total}); "
+                       "the first seed of every point runs first.")
         return
     # finished: hand the result to the page and redraw it once
     st.session_state.pop(f"{KEY}.job", None)
@@ -270,7 +300,7 @@ if res is not None:
     numeric = [c for c in res.sweep.record if c != "phases"]
     with tabs[0]:
         if name and name in vs.BUILTIN_FIGURES:
-            charts.chart(vs.builtin_figure(name, df), key=f"{KEY}.fig.builtin", main=False)
+            charts.chart(_figure(res), key=f"{KEY}.fig.builtin", main=False)
             st.caption(sw.BUILTINS[name].claim)
         else:
             y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0")
@@ -300,5 +330,6 @@ if res is not None:
     d3.download_button("Sweep JSON", res.sweep.to_json(), f"{stem}.json", "application/json",
                        key=f"{KEY}.json")
 elif not busy:
-    st.info("Pick a sweep and press **Run sweep**. The quick built-ins take about a minute on "
-            "two cores; the table, the plot and the downloads appear here.")
+    st.info("Pick a sweep and press **Run sweep**. The quick built-ins take a few seconds to "
+            "half a minute on two cores; the plot fills in as points finish, then the table "
+            "and the downloads appear here.")

@@ -25,7 +25,9 @@ TOOLS = {
     "core": ("bench.bench_core", "quick view: core vs a NumPy loop, GD vs GF on three points"),
     "service": ("bench.bench_service", "service: cache hits, blob size, concurrent requests"),
     "sweep": ("bench.bench_sweep", "sweep throughput: Dask LocalCluster vs a serial loop"),
-    "page": ("bench.bench_page", "Explorer page latency in a browser and under AppTest"),
+    "page": ("bench.bench_page", "Explorer latency in a browser (first chart, settings "
+             "changes: --changes N) and under AppTest"),
+    "pages": ("bench.bench_pages", "first chart of every page; quick built-in sweeps"),
     "load": ("bench.load", "many browser sessions on one Streamlit server at once"),
 }
 

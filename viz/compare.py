@@ -25,7 +25,7 @@ from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
 from .arrays import f32
-from .header import DESIGN_WIDTH_PX, header, header_layout, legend_names
+from .header import DESIGN_WIDTH_PX, PRESENTER_WIDTH_PX, header, header_layout, legend_names
 from .label_layout import layout_panel, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
@@ -171,9 +171,11 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
 
     specs: list[list[dict | None]] = [[{"rowspan": n_time}, {"rowspan": n_time}, {}]]
     specs += [[None, None, {}] for _ in range(n_time - 1)]
-    # run titles wrapped (at " · ") to their column's width at the narrowest figure
+    # run titles wrapped (at " · ") to their column's width at the narrowest figure (presenter
+    # mode: a window-wide figure beside a column legend of phases, see viz.header)
+    narrowest = PRESENTER_WIDTH_PX - 240.0 if presenter else DESIGN_WIDTH_PX
     titles = ["<br>".join(wrap_to_px(f"<b>{labels[k]}</b>: {_short_label(tr)}", style.small,
-                                     column_px(k) - 8, sep=" · "))
+                                     column_px(k, narrowest) - 8, sep=" · "))
               for k, tr in enumerate(trajs)]
     titles += ["max and median ‖w_j‖", "loss", "accuracy"][:n_time]
     fig = make_subplots(rows=n_time, cols=3, specs=specs, column_widths=list(COLUMN_WIDTHS),

@@ -19,9 +19,12 @@ from .engine import (
     default_clusters,
     get_client,
     n_workers_of,
+    prestart,
     run_sweep,
     run_sweep_serial,
     scheduler_address,
+    submission_order,
+    warm_up,
 )
 from .io import (
     FIXED_COLUMNS,
@@ -32,11 +35,11 @@ from .io import (
     to_parquet_bytes,
 )
 from .spec import Axis, Point, Sweep, SweepError, max_points
-from .summaries import SUMMARIES, compute_point, ols_loss, summarise
+from .summaries import SUMMARIES, compute_point, needs_phases, ols_loss, summarise
 
 __all__ = ["BUILTINS", "FIXED_COLUMNS", "SUMMARIES", "Axis", "Clusters", "Point",
            "ProgressCallback", "Sweep", "SweepError", "SweepResult", "builtin_sweep",
            "cancel_futures", "compute_point", "default_clusters", "get_client", "make_frame",
-           "max_points", "n_workers_of", "ols_loss", "run_sweep", "run_sweep_serial",
-           "scheduler_address", "summarise", "sweep_from_frame", "to_csv_bytes",
-           "to_parquet_bytes"]
+           "max_points", "n_workers_of", "needs_phases", "ols_loss", "prestart", "run_sweep",
+           "run_sweep_serial", "scheduler_address", "submission_order", "summarise",
+           "sweep_from_frame", "to_csv_bytes", "to_parquet_bytes", "warm_up"]

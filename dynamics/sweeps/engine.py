@@ -5,6 +5,10 @@ thread each, n_workers = cores, started on first use and reused while the cache 
 worker count stay the same) and clients of remote schedulers (named by ``scheduler=`` or
 ``DASK_SCHEDULER_ADDRESS``). `default_clusters()` is the process's shared one (closed at exit);
 a caller that wants its own lifecycle makes a `Clusters()` and closes it (or uses ``with``).
+`prestart` starts the shared LocalCluster in the background and warms its workers (`warm_up`:
+imports and compiled kernels loaded), so a page's first sweep does not wait for either.
+Points are submitted seed by seed over the grid (`submission_order`), so the points finished
+first cover the whole grid; the table is in grid order whatever the order of completion.
 
 Workers compute through the service layer (`default_service().run`), so points already
 computed anywhere come from the shared disk cache: the client's cache directory is handed to
@@ -23,7 +27,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +64,7 @@ class Clusters:
         self._lock = threading.Lock()
         self._local: dict[str, Any] = {}
         self._remote: dict[str, Any] = {}
+        self._prestart: threading.Thread | None = None
 
     def __enter__(self) -> Clusters:
         return self
@@ -90,6 +95,30 @@ class Clusters:
             self._local.update(cluster=cluster, client=client, cache_dir=cache_dir,
                                n_workers=n)
             return client
+
+    def prestart_local(self, n_workers: int | None = None) -> threading.Thread | None:
+        """Start the LocalCluster and warm its workers (`warm_up`) in a background thread, so
+        that a sweep started later finds them ready (a `local` call meanwhile waits for the
+        start). None when it is running already or being started."""
+        with self._lock:
+            cur = self._local.get("client")
+            if (self._prestart is not None and self._prestart.is_alive()) or (
+                    cur is not None and cur.status == "running"
+                    and self._local["cache_dir"] == _cache_dir()):
+                return None
+
+            def start() -> None:
+                try:
+                    warm_up(self.local(n_workers))
+                except Exception as e:  # the sweep that needs it reports the failure
+                    cur = self._local.get("client")  # closed meanwhile (e.g. at exit)?
+                    closed = cur is None or cur.status != "running"
+                    (log.debug if closed else log.warning)("LocalCluster prestart: %s", e)
+
+            self._prestart = threading.Thread(target=start, daemon=True,
+                                              name="eae-cluster-prestart")
+            self._prestart.start()
+            return self._prestart
 
     def remote(self, address: str, timeout: float = 10.0) -> Any:
         """A client of the cluster at `address` (one per address)."""
@@ -146,6 +175,48 @@ def default_clusters() -> Clusters:
 def get_client(scheduler: str | None = None, n_workers: int | None = None) -> Any:
     """`default_clusters().client(...)`: the client a sweep of this process uses."""
     return default_clusters().client(scheduler, n_workers)
+
+
+def prestart(n_workers: int | None = None) -> None:
+    """Start and warm the shared LocalCluster in the background (`Clusters.prestart_local`),
+    unless sweeps go to a remote scheduler (DASK_SCHEDULER_ADDRESS)."""
+    if scheduler_address() is None:
+        default_clusters().prestart_local(n_workers)
+
+
+#: two tiny runs (gf and gd, analysed) that load the compiled kernels in a fresh worker
+WARM_CONFIGS: tuple[dict[str, Any], ...] = tuple(
+    {"model": {"width": 4}, "integrator": {"method": m, "t_end": 2.0, "lr": 0.05},
+     "record": {"frames": 4}} for m in ("gf", "gd"))
+
+
+def _warm_worker() -> float:
+    """Import the library and load the compiled kernels in this process (the `WARM_CONFIGS`
+    simulated and analysed; nothing cached). Seconds taken."""
+    t0 = time.perf_counter()
+    from ..analysis import analyse
+    from ..simulate import simulate
+
+    for d in WARM_CONFIGS:
+        analyse(simulate(Config.from_dict(d)))
+    return time.perf_counter() - t0
+
+
+def warm_up(client: Any, timeout: float = 120.0) -> dict[str, float]:
+    """Run `_warm_worker` once on every worker of `client` (a fresh worker spends about a
+    second loading the kernels on its first point); seconds per worker address."""
+    workers = list(client.scheduler_info(n_workers=-1)["workers"])
+    futs = {w: client.submit(_warm_worker, pure=False, workers=[w], allow_other_workers=False,
+                             key=f"eae-warm-{uuid.uuid4().hex[:8]}") for w in workers}
+    return {w: float(f.result(timeout=timeout)) for w, f in futs.items()}
+
+
+def submission_order(points: list[Point], seeds: Sequence[int]) -> list[Point]:
+    """`points` (grid order, seeds innermost) reordered seed by seed: the first seed of every
+    grid point, then the second, … — so a figure drawn from the points finished so far covers
+    the whole grid early. Only the order changes, never a point."""
+    rank = {s: i for i, s in enumerate(seeds)}
+    return sorted(points, key=lambda p: (rank.get(p.seed, len(rank)), p.index))
 
 
 def n_workers_of(client: Any) -> int:
@@ -294,7 +365,7 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
         cache_dir = _cache_dir()
         opts = _point_opts(sweep)
         futs: dict[Any, Point] = {}
-        for p in valid:
+        for p in submission_order(valid, sweep.seeds):  # Dask runs them in this order
             assert p.config is not None
             f = client.submit(_run_point, p.config.to_json(), cache_dir,
                               ev_name if cancel is not None else None, opts,

@@ -63,7 +63,16 @@ SUMMARIES: dict[str, str] = {
     "trapped": "the run ended at the spurious OLS stationary point: at the OLS loss and no "
                "neuron can still grow (or above trap_threshold)",
 }
+#: the summaries that need the detected phases (the analysis, or phases.py's rules)
+PHASE_SUMMARIES = frozenset({"phases", "t_align", "t_phase_I", "t_phase_II", "t_phase_III",
+                             "t_phase_IV"})
 log = logging.getLogger(__name__)
+
+
+def needs_phases(record: Sequence[str]) -> bool:
+    """Whether any of `record` depends on the detected phases (else a point skips the
+    analysis: extremal vectors and phase detection, a third of a small run's time)."""
+    return not PHASE_SUMMARIES.isdisjoint(record)
 
 
 def _f(x: Any) -> float:
@@ -88,9 +97,9 @@ def summarise(traj: Any, analysis: Any = None, *, record: Sequence[str] = tuple(
     for k in ("max_angle", "mean_angle", "stable_rank", "nuclear_norm", "theta_sq", "n_active"):
         arr = np.asarray(fm.get(k, []), float)
         out[k] = _f(arr[-1]) if arr.size else float("nan")
-    # phases: the analysis' detected ones, else the rules of phases.py
+    # phases: the analysis' detected ones, else the rules of phases.py (only when asked for)
     detected = [p for p in getattr(analysis, "phases", ()) if p.source == "detected"]
-    if not detected and traj.n_frames >= 2:
+    if not detected and traj.n_frames >= 2 and needs_phases(record):
         try:
             detected, _ = phmod.detect_phases(traj)
             if cfg.data.kind == "two_signals":
@@ -111,21 +120,22 @@ def summarise(traj: Any, analysis: Any = None, *, record: Sequence[str] = tuple(
         with contextlib.suppress(Exception):
             t_pred = phmod.predicted_reactivation(traj)[0]
             out["t_phase_IV_pred"] = np.nan if t_pred is None else t_pred
-    out["t_half_loss"] = half_loss_time(traj)
+    out["t_half_loss"] = half_loss_time(traj) if "t_half_loss" in want else np.nan
     t_cone = phmod.cone_time(traj) if "t_cone" in want and traj.n_frames else None
     out["t_cone"] = np.nan if t_cone is None else t_cone
     g = traj.directions.get("γ_[n]")
     out["gamma_norm"] = _f(np.linalg.norm(g)) if g is not None else 0.0
     out["mu"] = separability(traj.X, traj.y) if "mu" in want else np.nan
-    try:
-        out["t_theory"] = _f(theory.chistikov_alignment_time(cfg))
-    except Exception:
-        out["t_theory"] = np.nan
+    out["t_theory"] = np.nan
+    if "t_theory" in want:
+        with contextlib.suppress(Exception):
+            out["t_theory"] = _f(theory.chistikov_alignment_time(cfg))
     out["t_min_bound"] = np.nan
-    if cfg.is_classification:
+    if cfg.is_classification and "t_min_bound" in want:
         with contextlib.suppress(Exception):
             out["t_min_bound"] = _f(theory.min_alignment_bound(cfg).T_ours)
-    out["ols_loss"] = ols_loss(cfg)
+    # the OLS fit feeds `trapped` too
+    out["ols_loss"] = ols_loss(cfg) if want & {"ols_loss", "trapped"} else np.nan
     ols = out["ols_loss"]
     trapped: bool | None = None
     if trap_threshold is not None:
@@ -187,8 +197,9 @@ def separability(X: np.ndarray, y: np.ndarray) -> float:
 def compute_point(config: Config, *, record: Sequence[str] = tuple(SUMMARIES),
                   trap_tol: float = 1e-3, trap_threshold: float | None = None,
                   cancel: Any = None, service: Any = None) -> dict[str, Any]:
-    """Run one config through the service (default: `default_service()`) and summarise it;
-    never raises (a failure is a row with status "error")."""
+    """Run one config through the service (default: `default_service()`) and summarise it
+    (analysed only when a phase summary is recorded: `needs_phases`); never raises (a failure
+    is a row with status "error")."""
     row: dict[str, Any] = {"cache_key": config.cache_key()}
     try:
         if service is None:
@@ -196,11 +207,12 @@ def compute_point(config: Config, *, record: Sequence[str] = tuple(SUMMARIES),
 
             service = default_service()
         traj = service.run(config, cancel=cancel)
-        try:
-            analysis = service.analyse(traj)
-        except Exception as e:  # the summaries fall back to phases.py
-            log.debug("analysis failed: %s", e)
-            analysis = None
+        analysis = None
+        if needs_phases(record):  # the other summaries never read the analysis
+            try:
+                analysis = service.analyse(traj)
+            except Exception as e:  # the summaries fall back to phases.py
+                log.debug("analysis failed: %s", e)
         row.update(status=str(traj.status), message=traj.message,
                    wall_time_s=float(traj.wall_time))
         row.update(summarise(traj, analysis, record=record, trap_tol=trap_tol,
