@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from devtools.browser import wait_for_streamlit_idle
 from dynamics.uploads import example_csv
@@ -116,8 +117,14 @@ def test_real_data_upload(streamlit_server, page, screenshot_dir):
     uploader.set_input_files(files=[{"name": "example_points.csv", "mimeType": "text/csv",
                                      "buffer": example_csv()}])
     wait_for_streamlit_idle(page, timeout=240)
+    try:  # Plotly draws after Streamlit is idle; on a loaded machine that can lag behind
+        page.wait_for_function(f"() => {{ const i = ({CHART_JS})(); "
+                               "return i && (i.title || '').includes('uploaded data'); }",
+                               timeout=60_000, polling=100)
+    except PlaywrightTimeout:
+        pass  # the assertion below says what is on screen instead
     info = page.evaluate(CHART_JS)
-    assert info is not None and "uploaded data, n = 6" in info["title"]
+    assert info is not None and "uploaded data, n = 6" in info["title"], info
     assert info["frames"] > 5
     assert "source=upload" in page.url
     page.screenshot(path=screenshot_dir / "real_data_upload.png", full_page=True)
