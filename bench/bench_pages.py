@@ -16,6 +16,11 @@ the success/cancel message), all on one server (the first includes the Dask clus
 and through the library (`dynamics.sweeps.run_sweep` on a fresh LocalCluster, with its start
 time). Targets: warm page < 3 s; a quick sweep < 10 s on two cores.
 
+A visitor who has the app open (`time_navigation`, one warm server and one browser context):
+from a click on a page's sidebar link to its first new chart, and from a reload of the page
+(the browser's cache warm) to its first chart. A new context pays Streamlit's and Plotly's
+start in the browser (the floor) on top; a link followed from the app does not.
+
 Run: .venv/bin/python -m bench pages [--only explorer,compare] [--no-sweeps] [--json out.json]
 """
 
@@ -208,6 +213,80 @@ def time_pages(cases: Sequence[PageCase], warm: int = 3, timeout_s: float = 300.
     return out
 
 
+#: Before a navigation: remember the layouts of the charts on screen, so NEW_CHART_JS only
+#: accepts a chart drawn after it (Plotly.react gives a redrawn chart a new layout object).
+MARK_OLD_JS = """() => { window.__eaeOld = [...document.querySelectorAll(
+  '[data-testid="stPlotlyChart"] .js-plotly-plot')].map(g => g.layout); }"""
+#: FIRST_CHART_JS for a chart that was not on screen when MARK_OLD_JS ran.
+NEW_CHART_JS = """() => {
+  const old = window.__eaeOld || [];
+  return [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+    .some(gd => gd.querySelector('.main-svg') && gd._fullData && !old.includes(gd.layout)
+      && gd.offsetWidth > 0 && gd.offsetHeight > 0
+      && gd._fullData.some(t => (t.x && t.x.length) || (t.y && t.y.length)
+                                || (t.z && t.z.length)));
+}"""
+#: The pages a user reaches from the sidebar, by the URL path of their link.
+NAV_PAGES = (("overview", "overview"), ("papers", "papers"), ("compare", "compare"),
+             ("real_data", "real_data"), ("explorer", ""))
+
+
+def time_navigation(rounds: int = 3, timeout_s: float = 300.0,
+                    app: Path = REPO / "app.py") -> tuple[dict[str, list[float]],
+                                                          dict[str, list[float]]]:
+    """What a visitor who already has the app open waits for, on one warm server (every page
+    visited once first): (in-app navigation: seconds from a click on the page's sidebar link
+    to its first new chart; returning visitor: seconds from a reload of the page in the same
+    browser context, its files in the browser's cache, to its first chart), `rounds` each."""
+    from playwright.sync_api import sync_playwright
+
+    from devtools.browser import launch_chromium
+
+    nav: dict[str, list[float]] = {label: [] for label, _ in NAV_PAGES}
+    back: dict[str, list[float]] = {label: [] for label, _ in NAV_PAGES}
+    with tempfile.TemporaryDirectory(prefix="eae_bench_nav_") as tmp, \
+            sync_playwright() as pw:
+        server = _server(Path(tmp), app)
+        browser = launch_chromium(pw)
+        try:
+            ctx = browser.new_context(viewport=VIEWPORT)
+            page = ctx.new_page()
+            for _, path in NAV_PAGES:  # warm the server's caches for every page
+                page.goto(f"{server.url}/{path}")
+                page.wait_for_function(FIRST_CHART_JS, timeout=timeout_s * 1000, polling=100)
+            for _ in range(rounds):
+                for label, path in NAV_PAGES:
+                    page.evaluate(MARK_OLD_JS)
+                    link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]')
+                    t0 = time.perf_counter()
+                    link.first.click()
+                    page.wait_for_function(NEW_CHART_JS, timeout=timeout_s * 1000, polling=20)
+                    nav[label].append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    page.reload()
+                    page.wait_for_function(FIRST_CHART_JS, timeout=timeout_s * 1000,
+                                           polling=20)
+                    back[label].append(time.perf_counter() - t0)
+            print(f"  navigation (load {loadavg()}): " + ", ".join(
+                f"{k} {statistics.median(v):.2f} s" for k, v in nav.items()), flush=True)
+        finally:
+            browser.close()
+            server.stop()
+    return nav, back
+
+
+def nav_table(nav: dict[str, list[float]], back: dict[str, list[float]]) -> str:
+    """A Markdown table: page, median seconds by sidebar click and by reload (all runs)."""
+    out = [f"| page | sidebar click s (median) | reload s (median) | < {WARM_TARGET_S:g} s |",
+           "|---|---:|---:|---|"]
+    for label in nav:
+        a = statistics.median(nav[label]) if nav[label] else None
+        b = statistics.median(back[label]) if back[label] else None
+        worst = None if a is None or b is None else max(a, b)
+        out.append(f"| {label} | {fmt_s(a)} | {fmt_s(b)} | {verdict(worst, WARM_TARGET_S)} |")
+    return "\n".join(out)
+
+
 @dataclass
 class SweepTime:
     """Seconds from the click to the first figure and to the finished sweep."""
@@ -313,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
                     " papers or papers:KEY, compare, real_data)")
     ap.add_argument("--warm", type=int, default=3, help="warm visits per page (median)")
     ap.add_argument("--no-pages", action="store_true", help="skip the pages")
+    ap.add_argument("--no-nav", action="store_true",
+                    help="skip the in-app navigation / reload timings")
     ap.add_argument("--no-sweeps", action="store_true", help="skip the sweeps")
     ap.add_argument("--sweeps", default="", help="comma list of built-ins (default: all)")
     ap.add_argument("--no-library", action="store_true", help="skip the library sweeps")
@@ -342,6 +423,11 @@ def main(argv: list[str] | None = None) -> int:
         pages = time_pages(cases, warm=args.warm, app=app)
         res["pages"] = [asdict(p) for p in pages]
         text += ["## First chart per page", page_table(pages)]
+    if not args.no_nav:
+        nav, back = time_navigation(rounds=args.warm, app=app)
+        res["navigation"] = {"sidebar_click": nav, "reload": back}
+        text += ["## A visitor with the app open: sidebar click / reload (warm server, "
+                 "browser cache warm)", nav_table(nav, back)]
     if not args.no_sweeps:
         page_rows = time_sweeps_page(names, app=app)
         res["sweeps_page"] = [asdict(r) for r in page_rows]

@@ -138,6 +138,7 @@ class _Flight:
         self.done = False
         self.result: Trajectory | None = None
         self.error: ServiceError | None = None
+        self.speculative = False  # started by `prefetch`, not by a page's request
 
 
 class _Slots:
@@ -219,7 +220,7 @@ class Service:
         self._slots = _Slots(int(limit))
         self._counts: dict[str, int] = dict.fromkeys(
             ("memory_hits", "disk_hits", "misses", "joined", "computations", "cancelled",
-             "deadlines", "errors", "prefetched"), 0)
+             "deadlines", "errors", "prefetched", "prefetch_computations"), 0)
         self._pending: deque[Config] = deque()  # prefetch: configs waiting, oldest first
         self._prefetch_wake = threading.Condition(self._lock)
         self._prefetch_thread: threading.Thread | None = None
@@ -247,6 +248,7 @@ class Service:
             flight = self._flights.get(key)
             if flight is None:
                 flight = _Flight(key, config, self._lock)
+                flight.speculative = threading.current_thread() is self._prefetch_thread
                 self._flights[key] = flight
                 threading.Thread(target=self._work, args=(flight,), daemon=True,
                                  name=f"eae-flight-{key[:8]}").start()
@@ -390,7 +392,8 @@ class Service:
         memory_hits / disk_hits: requests (run or peek) served from memory / flights served
         from disk; misses: flights that found nothing on disk; joined: requests that waited on
         an identical flight; prefetched: speculative runs completed (`prefetch`);
-        computations: simulations started; cancelled: requests that
+        computations: simulations started for requests; prefetch_computations: simulations
+        started speculatively by `prefetch` (not in computations); cancelled: requests that
         returned a cancelled trajectory; deadlines: runs stopped by the deadline (or whose
         slot lapsed at it); errors: unexpected failures; running / queued: simulations
         holding / waiting for a slot; overrunning: simulations past their lapsed slot, still
@@ -577,7 +580,8 @@ class Service:
             return None
         try:
             with self._lock:
-                self._counts["computations"] += 1
+                self._counts["prefetch_computations" if flight.speculative
+                             else "computations"] += 1
                 flight.hard_end = hard_end
             traj = self._simulate(flight.config, report, flight.cancel)
         finally:
