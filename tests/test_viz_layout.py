@@ -327,3 +327,29 @@ def test_sweep_figures_have_no_nan_sizes():
             for axis in (fig.layout.xaxis, fig.layout.yaxis):
                 assert axis.type == "category"
             assert all(isinstance(v, str) for v in list(tr.x) + list(tr.y))
+
+
+# ----------------------------------------------------------------------------- real data
+def test_real_data_presenter_titles_and_caption_fit_their_columns():
+    """Presenter mode at a 1280 px window: every panel title fits its panel's width and each
+    line of the frame caption fits its corner (text widths estimated as for the labels);
+    the normal figure keeps the full titles."""
+    from dynamics.papers.min import digits_config
+    from viz.real_data import real_data_figure
+    from viz.style import style_for
+
+    cfg = digits_config(True).with_updates({"integrator.t_end": 2.0, "record.frames": 8})
+    tr, an = _run(cfg)
+    small = style_for(True).small
+    fig = real_data_figure(tr, an, presenter=True)
+    columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
+    for ann in fig.layout.annotations[:10]:  # make_subplots' titles: paper x at mid-column
+        width_px = min(d[1] - d[0] for d in columns if d[0] <= ann.x <= d[1]) * \
+            PRESENTER_WIDTH_PX
+        assert text_px(ann.text, small)[0] <= width_px, (ann.text, width_px)
+    cap = next(t for t in fig.data if getattr(t, "xaxis", None) == "x20")
+    corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * PRESENTER_WIDTH_PX
+    assert len(text_lines(cap.text[0])) == 2
+    assert text_px(cap.text[0], style_for(True).font)[0] <= corner_px, cap.text[0]
+    normal = real_data_figure(tr, an)
+    assert "band: min–max over a_j > 0" in normal.layout.annotations[0].text

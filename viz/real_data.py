@@ -137,6 +137,17 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                   "w̄₋ and x̄₋ per input coordinate (each ÷ max|·|)",
                   "loss", "training accuracy"]
         widths = [0.3, 0.26, 0.22, 0.22]
+    if presenter:  # the presenter font leaves a quarter of the width per title: short ones
+        short = {"cos(w̄₊, x₊), band: min–max over a_j > 0": "cos(w̄₊, x₊), a_j > 0",
+                 "cos(w̄₋, x₋), band: min–max over a_j < 0": "cos(w̄₋, x₋), a_j < 0",
+                 "stable rank ‖W‖²_F/‖W‖²₂": "stable rank",
+                 "w̄₊ (mean neuron, a_j > 0)": "w̄₊ (mean neuron)",
+                 "w̄₋ (mean neuron, a_j < 0)": "w̄₋ (mean neuron)",
+                 "x̄₊ (class mean, y = +1)": "x̄₊ (class mean)",
+                 "x̄₋ (class mean, y = −1)": "x̄₋ (class mean)",
+                 "w̄₊ and x̄₊ per input coordinate (each ÷ max|·|)": "w̄₊ and x̄₊ (÷ max|·|)",
+                 "w̄₋ and x̄₋ per input coordinate (each ÷ max|·|)": "w̄₋ and x̄₋ (÷ max|·|)"}
+        titles = [short.get(x, x) for x in titles]
     fig = make_subplots(rows=3, cols=4, specs=specs, column_widths=widths,
                         horizontal_spacing=0.06, vertical_spacing=0.12, subplot_titles=titles)
 
@@ -224,7 +235,8 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         tt = float(t[f])
         it = f" · iteration {round(tt / lr):,}" if iterations else ""
         na, nb = int((traj.a[f] > 0).sum()), int((traj.a[f] < 0).sum())
-        return (f"t = {fmt_time(tt)}{it} · |V₊| = {na}, |V₋| = {nb} · "
+        sep = "<br>" if presenter else " · "  # two lines fit the corner at presenter size
+        return (f"t = {fmt_time(tt)}{it}{sep}|V₊| = {na}, |V₋| = {nb} · "
                 f"loss = {float(loss[f]):.3g}")
 
     i_cap = len(fig.data)
