@@ -35,6 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # also runnable as a script: bench/bench_page.py
     sys.path.insert(0, str(REPO))
 
+from bench.machine import loadavg_text  # noqa: E402 (after the path set-up)
+
 CHART_READY_JS = """() => {
   const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
   return !!(gd && gd.querySelector('.main-svg') && gd._transitionData
@@ -289,13 +291,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="changes: only the settings changes; reload: only the first chart, "
                     "reloads, server script and figure numbers")
     args = ap.parse_args(argv)
-    print(f"load average before: {_loadavg()}", flush=True)
+    print(f"load average before: {loadavg_text()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="eae_bench_") as cache_dir:
         os.environ["EAE_CACHE_DIR"] = cache_dir
         if args.only in ("all", "changes"):
             ch = browser_change_times(cache_dir, max(1, args.changes), args.pause)
             print(f"settings change → new chart (1600×1000, {args.pause:g} s between changes), "
-                  f"load average now {_loadavg()}:")
+                  f"load average now {loadavg_text()}:")
             print(f"  cached run: {summary(ch['cached'])}  target < 1 s")
             print(f"  new run:    {summary(ch['new'])}  target < 2 s")
         if args.only == "changes":
@@ -310,13 +312,6 @@ def main(argv: list[str] | None = None) -> None:
           f"{statistics.median(server):6.3f} s {[round(s, 3) for s in server]}  target < 0.3 s")
     print(f"figure build without the figure cache: {build:6.3f} s")
     print(f"figure JSON size (default config): {size:,} bytes")
-
-
-def _loadavg() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:  # pragma: no cover
-        return "n/a"
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # also runnable as a script
     sys.path.insert(0, str(REPO))
 
+from bench.machine import loadavg_text  # noqa: E402 (after the path set-up)
+
 VIEWPORT = {"width": 1600, "height": 1000}
 WARM_TARGET_S = 3.0
 SWEEP_TARGET_S = 10.0
@@ -146,14 +148,6 @@ def page_table(rows: Sequence[PageTime]) -> str:
     return "\n".join(out)
 
 
-def loadavg() -> str:
-    """The 1, 5 and 15 minute load averages (or '?')."""
-    try:
-        return " ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:
-        return "?"
-
-
 # ============================================================================ browser
 def _server(cache_dir: Path, script: Path = REPO / "app.py") -> Any:
     from devtools.server import StreamlitServer
@@ -207,7 +201,7 @@ def time_pages(cases: Sequence[PageCase], warm: int = 3, timeout_s: float = 300.
             row = PageTime(case.label, cold, warms)
             print(f"  {case.label:<22} cold {fmt_s(cold):>6} s   warm "
                   f"{fmt_s(row.warm_median):>6} s {[round(w, 2) for w in warms]}  "
-                  f"(load {loadavg()})", flush=True)
+                  f"(load {loadavg_text()})", flush=True)
             out.append(row)
         browser.close()
     return out
@@ -267,7 +261,7 @@ def time_navigation(rounds: int = 3, timeout_s: float = 300.0,
                     page.wait_for_function(FIRST_CHART_JS, timeout=timeout_s * 1000,
                                            polling=20)
                     back[label].append(time.perf_counter() - t0)
-            print(f"  navigation (load {loadavg()}): " + ", ".join(
+            print(f"  navigation (load {loadavg_text()}): " + ", ".join(
                 f"{k} {statistics.median(v):.2f} s" for k, v in nav.items()), flush=True)
         finally:
             browser.close()
@@ -334,7 +328,7 @@ def time_sweeps_page(names: Sequence[str], timeout_s: float = 300.0,
                 ctx.close()
                 n = builtin_sweep(name, quick=True).n_points()
                 print(f"  sweep page {name:<22} {n:3d} points: first figure {fmt_s(first)} s,"
-                      f" done {fmt_s(done)} s  (load {loadavg()})", flush=True)
+                      f" done {fmt_s(done)} s  (load {loadavg_text()})", flush=True)
                 out.append(SweepTime(name, n, first, done))
         finally:
             browser.close()
@@ -369,7 +363,7 @@ def time_sweeps_library(names: Sequence[str], workers: int = 2) -> tuple[float, 
                 done = time.perf_counter() - t0
                 print(f"  library {name:<22} {spec.n_points():3d} points: first point "
                       f"{fmt_s(first[0] if first else None)} s, done {done:.2f} s "
-                      f"(load {loadavg()})", flush=True)
+                      f"(load {loadavg_text()})", flush=True)
                 out.append(SweepTime(name, spec.n_points(), first[0] if first else None, done))
     return start, out
 
@@ -416,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 2
     names = [n.strip() for n in args.sweeps.split(",") if n.strip()] or list(BUILTINS)
-    res: dict[str, Any] = {"load_before": loadavg()}
+    res: dict[str, Any] = {"load_before": loadavg_text()}
     print(f"load average before: {res['load_before']}; {os.cpu_count()} cores", flush=True)
     text = []
     if not args.no_pages:
@@ -439,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             res["sweeps_library"] = [asdict(r) for r in lib_rows]
             text += [f"## Quick built-in sweeps through the library (LocalCluster start "
                      f"{start:.2f} s, not included)", sweep_table(lib_rows, "sweep (library)")]
-    res["load_after"] = loadavg()
+    res["load_after"] = loadavg_text()
     text.append(f"Load average before {res['load_before']}, after {res['load_after']}.")
     print("\n\n".join(text))
     if args.json:

@@ -23,6 +23,11 @@ def loadavg() -> tuple[float, float, float]:
         return (float("nan"),) * 3
 
 
+def loadavg_text() -> str:
+    """The 1-, 5- and 15-minute load averages as text ("0.52 1.10 1.31"; "nan" where unknown)."""
+    return " ".join(f"{v:.2f}" for v in loadavg())
+
+
 def machine() -> dict[str, Any]:
     """CPU model, cores, BLAS libraries in use, versions, environment that changes BLAS."""
     cpu = "unknown"
