@@ -50,5 +50,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4); sys.exit(0 if r.status == 200 else 1)"]
 
 # .streamlit/config.toml holds the hosting settings (XSRF, upload cap, theme, ...).
-CMD ["python", "-m", "streamlit", "run", "app.py", \
+CMD ["python", "-m", "streamlit", "run", "serve.py", \
      "--server.address", "0.0.0.0", "--server.port", "8501", "--server.headless", "true"]

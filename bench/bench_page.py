@@ -210,7 +210,7 @@ def browser_change_times(cache_dir: str, n: int, pause: float = 1.0
     """`change_times` on a fresh server using `cache_dir` (the default run computed there)."""
     from devtools.server import StreamlitServer
 
-    server = StreamlitServer(REPO / "app.py", {"EAE_CACHE_DIR": cache_dir}, Path(cache_dir))
+    server = StreamlitServer(REPO / "serve.py", {"EAE_CACHE_DIR": cache_dir}, Path(cache_dir))
     try:
         server.wait_healthy()
         try:
@@ -228,7 +228,7 @@ def browser_times(cache_dir: str, reloads: int = 3) -> tuple[float, list[float]]
     from devtools.browser import VIEWPORT, launch_chromium
     from devtools.server import StreamlitServer
 
-    server = StreamlitServer(REPO / "app.py", {"EAE_CACHE_DIR": cache_dir}, Path(cache_dir))
+    server = StreamlitServer(REPO / "serve.py", {"EAE_CACHE_DIR": cache_dir}, Path(cache_dir))
     try:
         server.wait_healthy()
         with sync_playwright() as pw:

@@ -149,7 +149,7 @@ def page_table(rows: Sequence[PageTime]) -> str:
 
 
 # ============================================================================ browser
-def _server(cache_dir: Path, script: Path = REPO / "app.py") -> Any:
+def _server(cache_dir: Path, script: Path = REPO / "serve.py") -> Any:
     from devtools.server import StreamlitServer
 
     server = StreamlitServer(script, {"EAE_CACHE_DIR": str(cache_dir / "cache")}, cache_dir)
@@ -174,7 +174,7 @@ def _time_to(browser: Any, url: str, js: str, timeout_s: float) -> float | None:
 
 
 def time_pages(cases: Sequence[PageCase], warm: int = 3, timeout_s: float = 300.0,
-               app: Path = REPO / "app.py") -> list[PageTime]:
+               app: Path = REPO / "serve.py") -> list[PageTime]:
     """Each case on its own fresh server of `app` and empty cache: cold, then `warm` new
     sessions (each a new browser context)."""
     from playwright.sync_api import sync_playwright
@@ -226,7 +226,7 @@ NAV_PAGES = (("overview", "overview"), ("papers", "papers"), ("compare", "compar
 
 
 def time_navigation(rounds: int = 3, timeout_s: float = 300.0,
-                    app: Path = REPO / "app.py") -> tuple[dict[str, list[float]],
+                    app: Path = REPO / "serve.py") -> tuple[dict[str, list[float]],
                                                           dict[str, list[float]]]:
     """What a visitor who already has the app open waits for, on one warm server (every page
     visited once first): (in-app navigation: seconds from a click on the page's sidebar link
@@ -292,7 +292,7 @@ class SweepTime:
 
 
 def time_sweeps_page(names: Sequence[str], timeout_s: float = 300.0,
-                     app: Path = REPO / "app.py") -> list[SweepTime]:
+                     app: Path = REPO / "serve.py") -> list[SweepTime]:
     """Each quick built-in on the Sweeps page of one fresh server of `app` (empty cache), in
     order; the page is left open 5 s before the click (a user reading it)."""
     from playwright.sync_api import sync_playwright
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweeps", default="", help="comma list of built-ins (default: all)")
     ap.add_argument("--no-library", action="store_true", help="skip the library sweeps")
     ap.add_argument("--json", default=None, help="also write the raw numbers here")
-    ap.add_argument("--app", default=str(REPO / "app.py"),
+    ap.add_argument("--app", default=str(REPO / "serve.py"),
                     help="the app script to serve (e.g. another checkout's app.py)")
     args = ap.parse_args(argv)
     app = Path(args.app).resolve()

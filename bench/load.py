@@ -341,7 +341,7 @@ class Server:
     """`streamlit run app.py` on 127.0.0.1 with its own fresh cache directory
     (devtools.server.StreamlitServer, plus a private temp dir)."""
 
-    def __init__(self, app: str = "app.py", env: dict[str, str] | None = None) -> None:
+    def __init__(self, app: str = "serve.py", env: dict[str, str] | None = None) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="eae_load_")
         self.cache_dir = Path(self._tmp.name) / "cache"
         self._server = StreamlitServer(REPO_ROOT / app,

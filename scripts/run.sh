@@ -8,4 +8,4 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO_ROOT"
 
 bash scripts/setup.sh --no-browser
-exec .venv/bin/streamlit run app.py --server.headless true --browser.gatherUsageStats false "$@"
+exec .venv/bin/streamlit run serve.py --server.headless true --browser.gatherUsageStats false "$@"

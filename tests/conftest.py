@@ -61,7 +61,7 @@ def start_streamlit(
     log_dir = tmp_path_factory.mktemp("streamlit_servers")
     servers: dict[tuple[str, tuple[tuple[str, str], ...]], StreamlitServer] = {}
 
-    def _start(script_path: str | os.PathLike[str] = "app.py",
+    def _start(script_path: str | os.PathLike[str] = "serve.py",
                env: dict[str, str] | None = None) -> str:
         script = Path(script_path)
         if not script.is_absolute():
@@ -90,7 +90,7 @@ def start_streamlit(
 @pytest.fixture(scope="session")
 def streamlit_server(start_streamlit: Callable[..., str]) -> str:
     """Base URL of a Streamlit server running the real dashboard (``app.py``)."""
-    return start_streamlit("app.py")
+    return start_streamlit("serve.py")
 
 
 # --------------------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""Compile (or load from numba's cache) every kernel a page can call, once per process, before
+the first visitor: a server starts this in a thread (`ui.server.lifespan`) and pages show
+`state()` meanwhile instead of a blank page.
+
+The work is a few tiny simulations that reach each compiled entry point (gf, GD, the recorder;
+square, logistic and exponential losses share one compiled signature: the loss is a code).
+`state().expected_s` is the wait measured on this kind of machine: about 25 s with an empty
+numba cache, about 2 s when it loads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+COLD_S, WARM_S = 25.0, 2.0  # typical compile / load time of all kernels here (2-core host)
+
+
+@dataclass(frozen=True)
+class WarmState:
+    """How far the start-up compilation is: `done` of `total` runs, since `started` (epoch s);
+    `ready` once all ran (or it failed: `error`, and pages compile on demand as before)."""
+
+    started: float | None
+    done: int
+    total: int
+    ready: bool
+    error: str = ""
+    expected_s: float = COLD_S
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @property
+    def remaining_s(self) -> float:
+        """Seconds left, from the expected total and the time elapsed (≥ 1 while running)."""
+        if self.ready or self.started is None:
+            return 0.0
+        return max(1.0, self.expected_s - (time.time() - self.started))
+
+
+_lock = threading.Lock()
+
+
+@dataclass
+class _Progress:
+    started: float | None = None
+    done: int = 0
+    total: int = 0
+    ready: bool = False
+    error: str = ""
+    expected_s: float = COLD_S
+
+
+_st = _Progress()
+
+
+def _warm_configs() -> list[dict]:
+    small = {"record": {"frames": 4, "scalars": 10}}
+    return [
+        {**small, "integrator": {"method": "gf", "t_end": 2.0}},
+        {**small, "integrator": {"method": "gd", "lr": 0.05, "t_end": 1.0}},
+        {**small, "data": {"kind": "teacher", "d": 6}, "model": {"width": 50},
+         "integrator": {"method": "gd", "lr": 0.05, "t_end": 0.5}},
+    ]
+
+
+def _cache_is_warm() -> bool:
+    """Whether numba's disk cache already holds compiled kernels of this package (index files
+    `*.nbi` of gf.py; then start-up only loads them)."""
+    import os
+    from pathlib import Path
+
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    where = Path(root) if root else Path(__file__).resolve().parent / "kernels" / "__pycache__"
+    try:
+        return any(where.rglob("gf.*.nbi"))
+    except OSError:
+        return False
+
+
+def warm_kernels() -> WarmState:
+    """Run the warm-up simulations once in this process (later calls return at once)."""
+    with _lock:
+        if _st.started is not None:
+            return _snapshot()
+        configs = _warm_configs()
+        _st.started, _st.total = time.time(), len(configs)
+        _st.expected_s = WARM_S if _cache_is_warm() else COLD_S
+    try:
+        from .config import Config
+        from .simulate import simulate
+        for c in configs:
+            simulate(Config.from_dict(c))
+            with _lock:
+                _st.done += 1
+    except Exception as e:  # never fatal: pages compile on demand instead
+        with _lock:
+            _st.error = f"{type(e).__name__}: {e}"
+    with _lock:
+        _st.ready = True
+        return _snapshot()
+
+
+def _snapshot() -> WarmState:
+    return WarmState(started=_st.started, done=_st.done, total=_st.total,
+                     ready=_st.ready or _st.started is None, error=_st.error,
+                     expected_s=_st.expected_s)
+
+
+def state() -> WarmState:
+    """The start-up compilation's state now (ready=True when it never started: a process
+    that did not ask for a warm-up, e.g. a test or the CLI, compiles on demand)."""
+    with _lock:
+        return _snapshot()
+
+
+__all__ = ["WarmState", "state", "warm_kernels"]

@@ -1,0 +1,115 @@
+"""The dashboard's ASGI app: Streamlit's `st.App` over `app.py` with the project's own routes,
+middleware and a start-up hook (`serve.py` builds it; `streamlit run serve.py` serves it).
+
+Routes under `API` (same origin as the pages, so the player component fetches them):
+- `plotly-<version>.min.js`: the Plotly.js bundled with the pinned `plotly` package, gzipped
+  once in memory and cached by browsers for a year (the URL changes with the version);
+- `fig/<key>`: a figure payload (`viz.payload`) by its content key, from `ui.figures`; an
+  unknown key is 404, a payload still being built is waited for (at most `WAIT_S`);
+- `warmup`: JSON state of the start-up compilation (`dynamics.warmup`).
+
+Started with plain `streamlit run app.py` (or under AppTest) none of this exists: `mounted()` is
+then False and the player gets its payload inline and Plotly.js from Streamlit's component route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import plotly
+
+APP_SCRIPT = Path(__file__).resolve().parents[1] / "app.py"
+API = "/api/eae"
+WAIT_S = 20.0  # longest a payload request waits for a figure being built
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+_state: dict[str, Any] = {"mounted": False}
+# `ui.figures` registers how to find a payload by key: (key) -> bytes | None, and a waiter
+_payloads: dict[str, Callable[..., Any]] = {}
+
+
+def mounted() -> bool:
+    """Whether this process serves the project's routes (started through `serve.py`)."""
+    return bool(_state["mounted"])
+
+
+def plotly_js_url() -> str:
+    """Where pages load Plotly.js from (relative to the site root)."""
+    return f"{API}/plotly-{plotly.__version__}.min.js"
+
+
+def register_payloads(get: Callable[[str], bytes | None],
+                      wait: Callable[[str, float], bytes | None]) -> None:
+    """Let the `fig/<key>` route answer from a figure store (`ui.figures`)."""
+    _payloads["get"], _payloads["wait"] = get, wait
+
+
+@cache
+def _plotly_gz() -> tuple[bytes, str]:
+    raw = PLOTLY_JS.read_bytes()
+    return gzip.compress(raw, 6), hashlib.sha256(raw).hexdigest()[:16]
+
+
+def routes() -> list[Any]:
+    """The project's Starlette routes (see the module docstring)."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    async def plotly_js(request: Request) -> Response:
+        body, etag = _plotly_gz()
+        if "gzip" not in request.headers.get("accept-encoding", ""):
+            return Response(PLOTLY_JS.read_bytes(), media_type="text/javascript")
+        return Response(body, media_type="text/javascript", headers={
+            "Content-Encoding": "gzip", "ETag": f'"{etag}"',
+            "Cache-Control": "public, max-age=31536000, immutable"})
+
+    async def figure(request: Request) -> Response:
+        key = request.path_params["key"]
+        if not key.isalnum() or len(key) > 128 or "get" not in _payloads:
+            return Response(status_code=404)
+        body = _payloads["get"](key)
+        if body is None:  # being built (a family member): wait off the event loop
+            body = await asyncio.to_thread(_payloads["wait"], key, WAIT_S)
+        if body is None:
+            return Response(status_code=404, headers={"Cache-Control": "no-store"})
+        return Response(body, media_type="application/octet-stream", headers={
+            "Cache-Control": "private, max-age=3600, immutable"})
+
+    async def warmup(_request: Request) -> Response:
+        from dynamics import warmup as w
+        return JSONResponse(w.state().as_dict(), headers={"Cache-Control": "no-store"})
+
+    return [Route(plotly_js_url(), plotly_js), Route(f"{API}/fig/{{key}}", figure),
+            Route(f"{API}/warmup", warmup)]
+
+
+def middleware() -> list[Any]:
+    """The project's ASGI middleware (hardening: `ui.hardening`, when present)."""
+    try:
+        from . import hardening  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    return list(hardening.middleware())
+
+
+@asynccontextmanager
+async def lifespan(_app: Any) -> AsyncIterator[None]:
+    """Server start: mark the routes mounted and compile (or load) the kernels in a thread, so
+    the first visitor does not wait for the JIT (pages show `dynamics.warmup` meanwhile)."""
+    from dynamics import warmup as w
+    _state["mounted"] = True
+    threading.Thread(target=w.warm_kernels, name="eae-warmup", daemon=True).start()
+    yield
+
+
+__all__ = ["API", "APP_SCRIPT", "lifespan", "middleware", "mounted", "plotly_js_url",
+           "register_payloads", "routes"]
