@@ -14,18 +14,14 @@ from functools import lru_cache
 from typing import Literal
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 from pydantic import Field
 
-from dynamics.annotations import Analysis
 from dynamics.config import Config
 from dynamics.papers import PAPERS, Comparison
-from dynamics.status import Status
-from dynamics.trajectory import Trajectory
-from ui import charts, controls, downloads, presenter, runner, state, text
+from ui import charts, controls, downloads, figures, presenter, runner, state, text
 from ui.view import LABELS, Radius, TimeAxis, View, page_view
-from viz.compare import compare_figure, difference_rows
+from viz.compare import difference_rows
 
 PA, PB = "cmp.a", "cmp.b"  # widget/session prefixes of the two control panels
 PRESET_KEY = "cmp.preset"
@@ -79,18 +75,7 @@ def _apply_preset() -> None:
     B.reset(view, {"a": a, "b": b})
 
 
-# ----------------------------------------------------------------------------- figure cache
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _figure(key: str, _a: Trajectory, _b: Trajectory, _aa: Analysis | None,
-            _ab: Analysis | None, time_axis: str, radius: str, presenter: bool) -> go.Figure:
-    return compare_figure(_a, _b, _aa, _ab, ("A", "B"), time_axis=time_axis,  # type: ignore
-                          radius=radius, presenter=presenter)  # type: ignore[arg-type]
-
-
-def _traj_key(tr: Trajectory) -> str:
-    return f"{tr.config.cache_key()}:{tr.status}:{tr.n_frames}"
-
-
+# ----------------------------------------------------------------------------- run B
 def _start_in_background(config: Config) -> None:
     """Start run B while the page waits for run A (two cores: both at once). The page's own
     request for B then joins this computation (the service runs one per config)."""
@@ -182,15 +167,9 @@ if not problems:
             if prob:
                 st.warning(f"Phase detection is unavailable for run {lab}: "
                            f"{text.literal(prob)}")
-        if Status(traj_a.status).cacheable and Status(traj_b.status).cacheable:
-            fig = _figure(f"{_traj_key(traj_a)}|{_traj_key(traj_b)}", traj_a, traj_b, an_a,
-                          an_b, view.time_axis, view.radius, view.presenter)
-        else:
-            fig = compare_figure(traj_a, traj_b, an_a, an_b, ("A", "B"),
-                                 time_axis=view.time_axis, radius=view.radius,
-                                 presenter=view.presenter)
-        charts.chart(fig, key=FIG_KEY, presenter=view.presenter,
-                     filename="early-alignment-compare", width=1500, height=700)
+        fig = figures.compare(traj_a, traj_b, an_a, an_b, ("A", "B"), charts.options_of(view))
+        charts.animated(fig, key=FIG_KEY, presenter=view.presenter,
+                        filename="early-alignment-compare")
 
         st.markdown("#### What differs")
         rows = difference_rows(traj_a, traj_b, an_a, an_b, ("A", "B"))
@@ -216,6 +195,6 @@ if not problems:
                 st.code(state.share_link(params), language=None)
         with st.expander("Downloads", expanded=False):
             st.markdown("**Run A** (and the comparison figure)")
-            downloads.download_panel(traj_a, fig, key="cmp.dl.a")
+            downloads.download_panel(traj_a, fig.figure, key="cmp.dl.a")
             st.markdown("**Run B**")
             downloads.download_panel(traj_b, None, key="cmp.dl.b")

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import charts, controls, downloads, lesson, presenter, runner, state, text
+from ui import (
+    charts,
+    controls,
+    downloads,
+    figures,
+    lesson,
+    prefetch,
+    presenter,
+    runner,
+    state,
+    text,
+)
 from ui.lesson import ExplorerView
 
 FIG_KEY = "explorer_main_figure"
 LAST_RUN_KEY = "_eae.explorer.last_link_config"  # the settings of the last figure (prefetch)
-runner.page_busy()  # this run first: speculative figures wait for the next idle moment
+prefetch.page_busy()  # this run first: speculative figures wait for the next idle moment
 B = state.explorer_binder()
 bound = B.load()
 LESSON, _ = lesson.parse_lesson(bound.view.lesson)  # (the link was checked by load)
@@ -72,18 +83,19 @@ else:
     got = runner.run_and_analyse(config)
     if got is not None:
         traj, analysis = got
-        fig = runner.figure_for(traj, analysis, shown)
-        charts.chart(fig, key=FIG_KEY, presenter=view.presenter)
+        options = charts.options_of(shown)
+        fig = figures.main(traj, analysis, options)
+        charts.animated(fig, key=FIG_KEY, presenter=view.presenter)
         if not view.presenter:  # (a projector view keeps the figure alone)
             runner.show_notes(analysis)
         if traj.status == "completed":  # the next step of γ or ε: computed in the background
             moved, sign = controls.moved_control(st.session_state.get(LAST_RUN_KEY),
                                                  link_config)
             st.session_state[LAST_RUN_KEY] = link_config
-            runner.prefetch(controls.neighbours(link_config, auto=bool(panel.t_end_auto),
-                                                moved=moved, direction=sign), shown)
+            prefetch.prefetch(controls.neighbours(link_config, auto=bool(panel.t_end_auto),
+                                                  moved=moved, direction=sign), options)
         with st.expander("Download", expanded=False):
-            downloads.download_panel(traj, fig, key="explorer")
+            downloads.download_panel(traj, fig.figure, key="explorer")
         with st.expander("Share this view", expanded=False):
             st.caption("Copy this link (the icon at its right): it reopens exactly these "
                        "settings" + (", in presenter mode." if view.presenter else ". "

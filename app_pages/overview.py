@@ -11,7 +11,7 @@ import streamlit as st
 
 from dynamics.config import Config
 from dynamics.papers import PAPERS
-from ui import charts, presenter, runner, state
+from ui import charts, figures, presenter, runner, state
 from ui.view import FigureView, View
 
 PREFIX = "ov"
@@ -61,8 +61,8 @@ view = FigureView(presenter=on)
 got = runner.run_and_analyse(config, prefix=PREFIX)
 if got is not None:
     traj, analysis = got
-    fig = runner.figure_for(traj, analysis, view)
-    charts.chart(fig, key="overview_figure", presenter=on)
+    fig = figures.main(traj, analysis, charts.options_of(view))
+    charts.animated(fig, key="overview_figure", presenter=on)
     st.caption("Four points in the plane, 24 neurons, ε = 10⁻⁶, exponential loss. Press ▶ Play: "
                "the dots turn to the two green/purple rays while ‖w‖ (right, top) stays tiny; "
                "only then do the norms grow and the loss drop.")

@@ -21,7 +21,7 @@ from dynamics import theory
 from dynamics.config import Config, ConfigError
 from dynamics.papers import PAPERS, Knob, Paper, chistikov
 from dynamics.trajectory import Trajectory
-from ui import charts, downloads, presenter, runner, state, tables, text
+from ui import charts, downloads, figures, presenter, runner, state, tables, text
 from ui.view import FigureView, View, page_view
 from viz.paper_figures import table1_figure, three_point_fit_figure
 
@@ -188,9 +188,9 @@ view = FigureView(presenter=on)
 got = runner.run_and_analyse(config, prefix=PREFIX)
 if got is not None:
     traj, analysis = got
-    fig = runner.figure_for(traj, analysis, view)
+    fig = figures.main(traj, analysis, charts.options_of(view))
     with figure_box:
-        charts.chart(fig, key=f"papers_figure_{paper}", presenter=on)
+        charts.animated(fig, key=f"papers_figure_{paper}", presenter=on)
     if PAPER.note:
         st.info(PAPER.note)
     for note in analysis.notes if analysis is not None else ():
@@ -212,7 +212,7 @@ if got is not None:
         st.caption("The Explorer opens with this run's full settings in its URL, to change "
                    "anything else.")
     with st.expander("Download this run", expanded=False):
-        downloads.download_panel(traj, fig, checks or None, key=f"{PREFIX}.{paper}")
+        downloads.download_panel(traj, fig.figure, checks or None, key=f"{PREFIX}.{paper}")
 
 if paper == "chistikov":
     _table1()

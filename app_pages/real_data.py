@@ -12,17 +12,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 from pydantic import Field
 
-from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
 from dynamics.papers.min import digits_config
-from dynamics.status import Status
-from dynamics.trajectory import Trajectory
 from dynamics.uploads import UploadError, example_csv, parse_upload
-from ui import charts, downloads, presenter, runner, state, text
+from ui import charts, downloads, figures, presenter, runner, state, text
 from ui.controls import (
     EPS_CHOICES,
     METHOD_LABELS,
@@ -32,7 +28,6 @@ from ui.controls import (
 )
 from ui.inputs import number_field, plain
 from ui.view import TimeAxis, View, field_options, page_view
-from viz.real_data import real_data_figure
 
 P = "rd"
 FIG_KEY = "real_data_figure"
@@ -96,26 +91,6 @@ def _number(path: str, label: str, *, step: float = 1.0, default: float = 0.0) -
 
 def _eps_options(value: float) -> list[float]:
     return sorted({*EPS_CHOICES, float(value)})
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _figure(key: str, _traj: Trajectory, _analysis: Analysis | None, time_axis: str,
-            presenter: bool) -> go.Figure:
-    """The page's figure, built once per (run, view) and shared by sessions (never modified
-    afterwards: st.plotly_chart copies it); `key` names the run."""
-    return real_data_figure(_traj, _analysis, time_axis=time_axis,  # type: ignore[arg-type]
-                            presenter=presenter)
-
-
-def figure_for(traj: Trajectory, analysis: Analysis | None, time_axis: str,
-               presenter: bool) -> go.Figure:
-    """`_figure` for a complete run; a partial one (deadline, cancelled) is drawn afresh."""
-    if not Status(traj.status).cacheable:
-        return real_data_figure(traj, analysis, time_axis=time_axis,  # type: ignore[arg-type]
-                                presenter=presenter)
-    last = float(traj.t[-1]) if traj.n_frames else 0.0
-    key = f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}:{analysis is None}"
-    return _figure(key, traj, analysis, time_axis, presenter)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -279,9 +254,9 @@ if config is not None:
     got = runner.run_and_analyse(config, prefix=P, what="Phase detection and theory")
     if got is not None:
         traj, analysis = got
-        fig = figure_for(traj, analysis, view.time_axis, view.presenter)
-        charts.chart(fig, key=FIG_KEY, presenter=view.presenter,
-                     filename="early-alignment-digits", width=1400, height=760)
+        fig = figures.real_data(traj, analysis, charts.options_of(view))
+        charts.animated(fig, key=FIG_KEY, presenter=view.presenter,
+                        filename="early-alignment-digits")
         phases = {p.name: p for p in (analysis.phases if analysis else ())
                   if p.source == "detected"}
         facts = []
@@ -310,7 +285,7 @@ if config is not None:
             "logistic loss; the default here is the exponential loss with a sum over the "
             "data (their L is a sum), and both are offered.")
         with st.expander("Downloads", expanded=False):
-            downloads.download_panel(traj, fig, key="rd.dl")
+            downloads.download_panel(traj, fig.figure, key="rd.dl")
         # drawn only once opened (the code block's script would load with the page)
         share = st.expander("Share this view", expanded=False, key=f"{P}.share",
                             on_change="rerun")

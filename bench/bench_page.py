@@ -267,16 +267,17 @@ def server_times(runs: int = 5) -> list[float]:
 def figure_numbers() -> tuple[float, int]:
     from dynamics.config import Config
     from dynamics.service import default_service
-    from viz.main_figure import figure_json_size, main_figure
+    from viz.main_figure import main_figure
+    from viz.payload import encode
 
     service = default_service()
     traj = service.run(Config())
     analysis = service.analyse(traj)
     main_figure(traj, analysis)  # warm imports
     t0 = time.perf_counter()
-    fig = main_figure(traj, analysis)
+    payload = encode(main_figure(traj, analysis))
     build = time.perf_counter() - t0
-    return build, figure_json_size(fig)
+    return build, len(payload)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -29,3 +29,43 @@ def plotly_spec(at: Any) -> dict[str, Any]:
     assert len(charts) == 1
     spec: dict[str, Any] = json.loads(charts[0].proto.spec)
     return spec
+
+
+PLAYER = "eae_player"  # the figure player component (ui/player.py)
+
+
+def players(at: Any) -> list[Any]:
+    """The page's figure-player elements (custom components named ...eae_player)."""
+    return [e for e in at.get("component_instance")
+            if str(e.proto.component_name).endswith(PLAYER)]
+
+
+def player_args(el: Any) -> dict[str, Any]:
+    """A player element's JSON arguments (stale, presenter, family, …)."""
+    out: dict[str, Any] = json.loads(el.proto.json_args or "{}")
+    return out
+
+
+def player_spec(at: Any, index: int | None = None) -> dict[str, Any]:
+    """The figure a player draws, read from its inline payload (AppTest has no figure route):
+    {"data", "layout", "frames": {"n", "labels", "captions", …}, "meta"}. With `index`
+    None the page must have exactly one player (AssertionError otherwise)."""
+    import struct
+
+    found = players(at)
+    if index is None:
+        assert len(found) == 1, f"{len(found)} players on the page"
+        index = 0
+    el = found[index]
+    blob = next(s.bytes for s in el.proto.special_args if s.key == "payload")
+    assert blob[:4] == b"EAEP", "not a figure payload"
+    _version, n = struct.unpack("<II", blob[4:12])
+    header = json.loads(blob[12:12 + n].decode())
+    fig = header["figure"]
+    return {"data": fig.get("data", []), "layout": fig.get("layout", {}),
+            "frames": header["frames"], "meta": header.get("meta", {})}
+
+
+def figure_spec(at: Any) -> dict[str, Any]:
+    """The page's one figure: the player's (animated) or else the only Plotly chart's."""
+    return player_spec(at) if players(at) else plotly_spec(at)

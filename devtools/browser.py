@@ -53,8 +53,11 @@ def launch_chromium(playwright: Any, timeout_ms: float = 60_000) -> Any:
 #    aria-label "Running...") appears only while a run is in progress, after a short delay.
 #  * ``[data-testid="stSkeleton"]`` placeholders stand in for lazily loaded elements (e.g. the
 #    plotly chart) and for elements of a run that have not arrived yet.
+#  * The figure player (ui/player.py) is an iframe titled "...eae_player" (same origin); its
+#    window holds ``EAEPlayer.players``: each has ``run`` (the figure drawn), ``frame``,
+#    ``playing``, ``runKey``, ``draws``, ``swaps``.
 #: A JavaScript function (no arguments) that is true when the page is idle: connected, script
-#: not running, no status widget, no skeletons, every Plotly chart drawn.
+#: not running, no status widget, no skeletons, every Plotly chart and figure player drawn.
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app) return false;
@@ -65,8 +68,49 @@ IDLE_JS = """() => {
   for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     if (!chart.querySelector('.main-svg')) return false;
   }
+  for (const f of document.querySelectorAll('iframe[title$="eae_player"]')) {
+    const w = f.contentWindow;
+    const p = w && w.EAEPlayer && w.EAEPlayer.players[0];
+    if (!p || (!p.run && !p.error)) return false;
+    if (p.run && !p.settled()) return false;
+    // the frame has the height the player asked for (presenter mode sizes it to the window)
+    if (Math.abs(f.getBoundingClientRect().height - p.root.getBoundingClientRect().height) > 4)
+      return false;
+  }
   return true;
 }"""
+
+#: A JavaScript function (argument: the player's index on the page) giving the state of a
+#: figure player: {frames, frame, playing, title, xaxis2, xaxis3, width, height, key, caption,
+#: label, draws, swaps, error, panels (the first two annotations), cursors (the time cursors'
+#: x), stale, frameTop, frameHeight (the iframe's box in the page)}, or null when there is no
+#: such player or it has not drawn yet.
+PLAYER_JS = """(i) => {
+  const f = document.querySelectorAll('iframe[title$="eae_player"]')[i || 0];
+  const w = f && f.contentWindow;
+  const p = w && w.EAEPlayer && w.EAEPlayer.players[0];
+  if (!p || !p.run) return null;
+  const gd = w.document.querySelector('.eae-plot');
+  const lay = gd && gd._fullLayout;
+  const title = (gd.layout.title && gd.layout.title.text) ||
+                (gd.layout.legend && gd.layout.legend.title && gd.layout.legend.title.text) || "";
+  const r = f.getBoundingClientRect();
+  return {frames: p.run.frames.n, frame: p.frame, playing: p.playing, title: title,
+          xaxis2: lay && lay.xaxis2 && lay.xaxis2.type, width: lay && lay.width,
+          height: lay && lay.height, key: p.runKey, draws: p.draws, swaps: p.swaps,
+          error: p.error, frameTop: r.top, frameHeight: r.height,
+          caption: w.document.querySelector('.eae-caption').textContent,
+          label: w.document.querySelector('.eae-label').textContent,
+          xaxis3: lay && lay.xaxis3 && lay.xaxis3.type,
+          panels: (gd.layout.annotations || []).slice(0, 2).map(a => a.text),
+          cursors: gd.data.filter(t => t.name === 'time cursor').map(t => t.x[0]),
+          stale: w.document.querySelector('.eae-player').classList.contains('eae-stale')};
+}"""
+
+
+def player_frame(page: Any, index: int = 0) -> Any:
+    """The Playwright frame of the `index`-th figure player on the page (to click ▶ in it)."""
+    return page.frame_locator('iframe[title$="eae_player"]').nth(index)
 
 _STATE_JS = """() => {
   const a = document.querySelector('[data-testid="stApp"]');

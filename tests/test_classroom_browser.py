@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from devtools.browser import wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
 
 PAGES = ["", "overview", "papers", "compare", "real_data", "sweeps", "status"]
 # every page with a main (animated) figure; Sweeps draws only non-animated result plots
@@ -27,14 +27,17 @@ FIT_CASES = ([(p, 1280, 720) for p in FIGURE_PAGES]
 # (viz.label_layout.PANEL_PX), and the time panels keep ≥ 100 px each.
 PLOT_FLOOR = 0.45
 BOX_JS = """() => {
-  const gd = document.querySelector('[class*="st-key-eae-fig-"] .js-plotly-plot');
+  const f = document.querySelector('[class*="st-key-eae-fig-"] iframe[title$="eae_player"]');
+  const doc = f && f.contentDocument;
+  const gd = doc && doc.querySelector('.eae-plot');
   if (!gd) return null;
+  const o = f.getBoundingClientRect();
   const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
-    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, height: r.height}; };
+    return {left: o.left + r.left, top: o.top + r.top, right: o.left + r.right,
+            bottom: o.top + r.bottom, height: r.height}; };
   const drags = Array.from(gd.querySelectorAll('.nsewdrag')).map(box);
-  return {figure: box(gd), play: box(gd.querySelector('.updatemenu-button')),
-          slider: box(gd.querySelector('.slider-container')),
-          legend: box(gd.querySelector('.legend')),
+  return {figure: box(doc.querySelector('.eae-player')), play: box(doc.querySelector('.eae-play')),
+          slider: box(doc.querySelector('.eae-time')), legend: box(gd.querySelector('.legend')),
           plots: drags.length ? {top: Math.min(...drags.map(d => d.top)),
                                  bottom: Math.max(...drags.map(d => d.bottom))} : null,
           largest: Math.max(0, ...drags.map(d => d.height)),
@@ -66,9 +69,8 @@ def context_of(browser: Any) -> Iterator[Any]:
 
 
 def _settle(page: Any) -> None:
+    # idle includes every player drawn at the size its frame was given (presenter: the window)
     wait_for_streamlit_idle(page, timeout=300)
-    page.wait_for_timeout(1200)  # the presenter script sizes the figure (polls every 0.3 s)
-    wait_for_streamlit_idle(page, timeout=120)
 
 
 def _no_exception(page: Any) -> None:
@@ -141,7 +143,7 @@ def test_typed_width_is_never_coerced(streamlit_server, page):
         _settle(page)
         _no_exception(page)
         assert page.get_by_text(expect).count() >= 1, typed  # beside the field and above
-        assert page.locator('[class*="st-key-eae-stale-"] .js-plotly-plot').count() == 1
+        assert page.evaluate(PLAYER_JS, 0)["stale"]  # the last good figure, greyed
         assert "model.width=12" in page.url  # the link keeps the last good settings
 
 

@@ -9,25 +9,8 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from devtools.browser import wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, player_frame, wait_for_streamlit_idle
 from dynamics.uploads import example_csv
-
-CHART_JS = """() => {
-  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  if (!gd || !gd._fullLayout) return null;
-  const s = gd._fullLayout.sliders && gd._fullLayout.sliders[0];
-  const cursors = gd.data.filter(t => t.name === 'time cursor').map(t => t.x[0]);
-  return {
-    steps: s ? s.steps.length : 0,
-    active: s ? s.active : -1,
-    frames: gd._transitionData ? gd._transitionData._frames.length : 0,
-    title: gd.layout.title && gd.layout.title.text,
-    panels: (gd.layout.annotations || []).slice(0, 2).map(a => a.text),
-    cursors: cursors,
-    xaxis3: gd._fullLayout.xaxis3 && gd._fullLayout.xaxis3.type,
-    height: gd._fullLayout.height,
-  };
-}"""
 
 
 def _dismiss_page_not_found(page) -> None:
@@ -41,34 +24,34 @@ def _open(page, url: str) -> dict:
     wait_for_streamlit_idle(page, timeout=240)
     _dismiss_page_not_found(page)
     assert page.locator('[data-testid="stException"]').count() == 0
-    info = page.evaluate(CHART_JS)
-    assert info is not None, "no plotly chart on the page"
+    info = page.evaluate(PLAYER_JS, 0)
+    assert info is not None, "no figure player on the page"
     return info
 
 
-def _play_and_wait(page, min_active: int) -> None:
-    page.locator(".updatemenu-button").first.click()
-    page.wait_for_function(
-        f"""() => {{
-          const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-          return gd._fullLayout.sliders[0].active > {min_active};
-        }}""", timeout=30_000)
+def _play_and_wait(page, min_frame: int) -> None:
+    player_frame(page).locator(".eae-play").click()
+    page.wait_for_function(f"() => ({PLAYER_JS})(0).frame > {min_frame}", timeout=30_000)
+
+
+def _pause(page) -> None:
+    player_frame(page).locator(".eae-play").click()
+    page.wait_for_function(f"() => !({PLAYER_JS})(0).playing", timeout=10_000)
 
 
 @pytest.mark.browser
 def test_compare_page_animates_and_shares(streamlit_server, page, screenshot_dir):
     info = _open(page, f"{streamlit_server}/compare")
-    assert info["frames"] > 10 and info["steps"] == info["frames"]
-    assert info["active"] == 0
+    assert info["frames"] > 10 and info["frame"] == 0
     assert "ReLU" in info["panels"][0] and "leaky" in info["panels"][1]
     start = info["cursors"]
     assert len(start) >= 2 and len(set(start)) == 1  # one cursor on every time panel
     page.screenshot(path=screenshot_dir / "compare_default.png", full_page=True)
 
     _play_and_wait(page, 40)
-    page.locator(".updatemenu-button").nth(1).click()  # pause
-    moved = page.evaluate(CHART_JS)
-    assert moved["active"] > 40
+    _pause(page)
+    moved = page.evaluate(PLAYER_JS, 0)
+    assert moved["frame"] > 40
     assert len(set(moved["cursors"])) == 1 and moved["cursors"][0] > start[0]
     page.screenshot(path=screenshot_dir / "compare_mid_animation.png", full_page=False)
 
@@ -86,12 +69,12 @@ def test_compare_page_animates_and_shares(streamlit_server, page, screenshot_dir
 def test_real_data_page_animates(streamlit_server, page, screenshot_dir):
     info = _open(page, f"{streamlit_server}/real_data")
     assert "digits 0 (+1) vs 1 (−1)" in info["title"]
-    assert info["frames"] > 20 and info["steps"] == info["frames"]
+    assert info["frames"] > 20 and info["frame"] == 0
     page.screenshot(path=screenshot_dir / "real_data_default.png", full_page=True)
     start = info["cursors"][0]
     _play_and_wait(page, 30)
-    page.locator(".updatemenu-button").nth(1).click()
-    moved = page.evaluate(CHART_JS)
+    _pause(page)
+    moved = page.evaluate(PLAYER_JS, 0)
     assert moved["cursors"][0] > start and len(set(moved["cursors"])) == 1
     page.screenshot(path=screenshot_dir / "real_data_mid_animation.png", full_page=False)
 
@@ -118,12 +101,12 @@ def test_real_data_upload(streamlit_server, page, screenshot_dir):
                                      "buffer": example_csv()}])
     wait_for_streamlit_idle(page, timeout=240)
     try:  # Plotly draws after Streamlit is idle; on a loaded machine that can lag behind
-        page.wait_for_function(f"() => {{ const i = ({CHART_JS})(); "
+        page.wait_for_function(f"() => {{ const i = ({PLAYER_JS})(0); "
                                "return i && (i.title || '').includes('uploaded data'); }",
                                timeout=60_000, polling=100)
     except PlaywrightTimeout:
         pass  # the assertion below says what is on screen instead
-    info = page.evaluate(CHART_JS)
+    info = page.evaluate(PLAYER_JS, 0)
     assert info is not None and "uploaded data, n = 6" in info["title"], info
     assert info["frames"] > 5
     assert "source=upload" in page.url

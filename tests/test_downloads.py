@@ -3,6 +3,7 @@ trajectory's .npz round-trips, and the claims table has its columns."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -18,6 +19,7 @@ from dynamics.trajectory import Trajectory
 from ui.downloads import claims_csv, claims_table, file_stem, header_json
 from viz.export import frame_figure, png_available, png_bytes, standalone_html
 from viz.main_figure import main_figure
+from viz.payload import decode
 
 SMALL = {"model": {"width": 12}, "record": {"frames": 40}, "integrator": {"t_end": 40.0}}
 
@@ -35,27 +37,28 @@ def fig(traj):
 def test_standalone_html_is_self_contained(fig):
     html = standalone_html(fig).decode("utf-8")
     assert len(html) > 1_000_000  # plotly.js is inside
-    assert "Plotly.newPlot" in html or "Plotly.react" in html
-    assert "plotly.js v" in html.lower() or "plotly.js" in html.lower()
+    assert "plotly.js" in html.lower() and "EAEPlayer.mount" in html  # the dashboard's player
     assert not re.search(r"<script[^>]+src=", html), "must not load external scripts"
-    assert '"frames"' in html or "addFrames" in html
-    # the figure's frames and slider steps are all there
-    m = re.search(r"Plotly\.addFrames\('early-alignment-figure',\s*(\[.*?\])\)", html, re.S)
-    assert m is not None
-    frames = json.loads(m.group(1))
-    assert len(frames) == len(fig.frames) > 10
+    assert not re.search(r"<link[^>]+href=", html), "must not load external styles"
     assert html.lstrip().lower().startswith("<html") or "<!doctype" in html[:100].lower()
+    # the payload inside is the figure's, every frame of it
+    m = re.search(r"id='eae-payload'>([A-Za-z0-9+/=]+)</script>", html)
+    assert m is not None
+    _, anim = decode(base64.b64decode(m.group(1)))
+    assert anim.n_frames == fig.animation.n_frames > 10
+    assert anim.labels == fig.animation.labels
 
 
 def test_frame_figure_applies_the_frame(fig):
     last = frame_figure(fig, -1)
     first = frame_figure(fig, 0)
     assert not last.frames and not first.frames
-    assert last.layout.sliders[0].active == len(fig.frames) - 1
-    fr = fig.frames[-1]
-    i = fr.traces[0]
-    assert last.to_plotly_json()["data"][i]["x"] == fr.to_plotly_json()["data"][0]["x"]
-    assert first.to_plotly_json()["data"][i]["x"] != last.to_plotly_json()["data"][i]["x"]
+    assert not last.layout.sliders and not last.layout.updatemenus  # no player controls
+    n = fig.animation.n_frames
+    track = next(tr for tr in fig.animation.tracks if tr.attr == "x")
+    i = track.trace
+    np.testing.assert_allclose(np.asarray(last.data[i].x, float), track.at(n - 1), rtol=1e-6)
+    assert not np.allclose(np.asarray(first.data[i].x, float), np.asarray(last.data[i].x, float))
 
 
 def test_png_bytes_is_a_png(fig):

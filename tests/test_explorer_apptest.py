@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import plotly_spec, run_page
+from devtools.apptest import player_args, player_spec, players, run_page
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "explorer.py")
 
@@ -17,7 +17,7 @@ def _app(params: dict[str, str] | None = None) -> AppTest:
     return run_page(PAGE, params)
 
 
-_spec = plotly_spec
+_spec = player_spec
 
 
 def _key(path: str) -> str:
@@ -32,7 +32,7 @@ def default_app() -> AppTest:
 def test_renders_default(default_app):
     at = default_app
     spec = _spec(at)
-    assert len(spec["frames"]) == len(spec["layout"]["sliders"][0]["steps"]) > 10
+    assert spec["frames"]["n"] == len(spec["frames"]["labels"]) > 10
     assert "width m = 50" in spec["layout"]["title"]["text"]
     assert not at.error and not at.warning
     assert any("turn toward a few" in c.value for c in at.caption)
@@ -63,9 +63,9 @@ def test_view_option_changes_axis_type():
 
 
 def _stale(at: AppTest) -> bool:
-    """The page kept its last good figure, greyed (the stale style is on the page)."""
-    return bool(at.get("plotly_chart")) and any("eae-stale" in str(h.proto) for h in
-                                                 at.get("html"))
+    """The page kept its last good figure, greyed (the player is told it is stale)."""
+    got = players(at)
+    return bool(got) and all(player_args(p).get("stale") for p in got)
 
 
 def test_bad_value_shows_error_next_to_control_and_keeps_the_figure():
@@ -203,8 +203,8 @@ def test_t_end_auto_follows_epsilon():
         note = next(c.value for c in at.caption if c.value.startswith("t_end = "))
         assert dict(at.query_params).keys() == {"init.scale"}  # the link says "auto"
         t_end = float(note.split()[2])
-        steps = _spec(at)["layout"]["sliders"][0]["steps"]
-        assert float(steps[-1]["label"]) == t_end  # the run uses the auto end time
+        labels = _spec(at)["frames"]["labels"]
+        assert float(labels[-1].removeprefix("t = ")) == t_end  # the run uses the auto end
         return t_end
 
     assert auto_end("1e-8") > auto_end("0.01")
@@ -222,21 +222,21 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
     page would start, auto t_end applied) and builds the first neighbour's figure: stepping
     γ then neither simulates nor builds a figure for the settings on screen. The analysis'
     notes are shown under the figure, as text."""
-    from ui import runner
+    from ui import figures, prefetch, runner
 
     simulated: list[tuple[float, float]] = []
     built: list[tuple[float, float]] = []
-    real_figure = runner.main_figure
+    real_figure = figures.main_figure
 
     def figure_spy(traj, *args, **kw):  # type: ignore[no-untyped-def]
         built.append((traj.config.model.gamma, traj.config.init.scale))
         return real_figure(traj, *args, **kw)
 
-    monkeypatch.setattr(runner, "main_figure", figure_spy)
-    runner._cached_figure.clear()  # (earlier tests share the process-wide figure cache)
+    monkeypatch.setattr(figures, "main_figure", figure_spy)
+    figures.STORE.__init__()  # (earlier tests share the process-wide figure cache)
     at = _app()
     svc = runner.get_service()
-    assert svc.prefetch_idle(120) and runner.warm_idle(120)
+    assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
     assert (0.05, 0.001) in built  # γ + step, built in the background
     real = svc._simulate
 
@@ -248,7 +248,7 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
     built.clear()
     at.number_input(key=_key("model.gamma")).set_value(0.05).run()
     assert not at.exception and "leaky ReLU γ = 0.05" in _spec(at)["layout"]["title"]["text"]
-    assert svc.prefetch_idle(120) and runner.warm_idle(120)
+    assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
     assert (0.05, 0.001) not in simulated  # the run on screen was a cache hit …
     assert (0.05, 0.001) not in built  # … its figure too
     assert (0.1, 0.001) in built  # and the next step up was prepared in turn

@@ -1,5 +1,6 @@
-"""The Explorer in a real browser: the chart has frames, Play advances the slider, and a shared
-link reopens the same settings. Screenshots go to artifacts/screenshots/."""
+"""The Explorer in a real browser: the player draws the figure, plays, pauses and seeks its
+frames in the browser, and a shared link reopens the same settings. Screenshots go to
+artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -7,29 +8,15 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from devtools.browser import wait_for_streamlit_idle
-
-CHART_JS = """() => {
-  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  if (!gd || !gd._fullLayout) return null;
-  const s = gd._fullLayout.sliders && gd._fullLayout.sliders[0];
-  return {
-    steps: s ? s.steps.length : 0,
-    active: s ? s.active : -1,
-    frames: gd._transitionData ? gd._transitionData._frames.length : 0,
-    title: gd.layout.title && gd.layout.title.text,
-    xaxis2: gd._fullLayout.xaxis2 && gd._fullLayout.xaxis2.type,
-    width: gd._fullLayout.width,
-    height: gd._fullLayout.height,
-  };
-}"""
+from devtools.browser import PLAYER_JS, player_frame, wait_for_streamlit_idle
 
 
 def _open(page, url: str) -> dict:
     page.goto(url)
     wait_for_streamlit_idle(page, timeout=180)
-    info = page.evaluate(CHART_JS)
-    assert info is not None, "no plotly chart on the page"
+    info = page.evaluate(PLAYER_JS, 0)
+    assert info is not None, "no figure player on the page"
+    assert not info["error"], info["error"]
     return info
 
 
@@ -37,24 +24,29 @@ def _open(page, url: str) -> dict:
 def test_explorer_animates_and_shares(streamlit_server, page, screenshot_dir):
     # The Explorer is the default page: it lives at the app's root URL.
     info = _open(page, f"{streamlit_server}/")
-    assert info["frames"] > 10
-    assert info["steps"] == info["frames"]
-    assert info["active"] == 0
-    assert "width m = 50" in info["title"]
+    assert info["frames"] > 10 and info["frame"] == 0 and not info["playing"]
+    assert "width m = 50" in info["title"] and info["label"] == "t = 0"
     assert info["width"] <= 1400 and info["height"] <= 900
     page.screenshot(path=screenshot_dir / "explorer_default.png", full_page=False)
 
-    # Play: the slider advances through the frames in the browser (no server round trip)
-    page.locator(".updatemenu-button").first.click()
-    page.wait_for_function(
-        """() => {
-          const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-          return gd._fullLayout.sliders[0].active > 40;
-        }""", timeout=20_000)
+    # Play: frames advance in the browser (no server round trip), Pause stops them
+    player = player_frame(page)
+    player.locator(".eae-play").click()
+    page.wait_for_function(f"() => ({PLAYER_JS})(0).frame > 40", timeout=20_000)
     page.screenshot(path=screenshot_dir / "explorer_mid_animation.png", full_page=False)
-    page.locator(".updatemenu-button").nth(1).click()  # pause
-    paused = page.evaluate(CHART_JS)["active"]
-    assert paused > 5
+    player.locator(".eae-play").click()  # pause
+    paused = page.evaluate(PLAYER_JS, 0)
+    assert not paused["playing"] and paused["frame"] > 5
+    page.wait_for_timeout(400)
+    assert page.evaluate(PLAYER_JS, 0)["frame"] == paused["frame"]  # it stays paused
+    # Seek: the keyboard and the time slider move to a frame and its label follows
+    player.locator(".eae-player").press("End")
+    end = page.evaluate(PLAYER_JS, 0)
+    assert end["frame"] == end["frames"] - 1 and end["label"].startswith("t = ")
+    player.locator(".eae-player").press("Home")
+    assert page.evaluate(PLAYER_JS, 0)["frame"] == 0
+    player.locator(".eae-time").fill(str(end["frames"] // 2))
+    assert page.evaluate(PLAYER_JS, 0)["frame"] == end["frames"] // 2
 
     # a shared link reopens the same settings
     link = (f"{streamlit_server}/?model.width=9&loss.kind=logistic"

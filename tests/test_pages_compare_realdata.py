@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import plotly_spec, run_page
+from devtools.apptest import player_args, player_spec, players, run_page
 from dynamics.config import Config
 from dynamics.readouts import alignment_curves, class_means, mean_neuron
 from dynamics.simulate import simulate
@@ -37,8 +37,9 @@ def digits_traj():
 
 def test_mean_neuron_image_is_mean_of_positive_rows(digits_traj):
     tr = digits_traj
-    fig = real_data_figure(tr)
-    fidx = fig.layout.meta["frame_indices"]
+    af = real_data_figure(tr)
+    fidx = af.meta["frame_indices"]
+    z_track = next(t for t in af.animation.tracks if t.attr == "z")  # w̄₊ heatmap
     checked = 0
     for n in (0, len(fidx) // 2, len(fidx) - 1):
         f = fidx[n]
@@ -48,7 +49,7 @@ def test_mean_neuron_image_is_mean_of_positive_rows(digits_traj):
         np.testing.assert_allclose(mean_neuron(tr, f, +1), want)
         np.testing.assert_allclose(mean_neuron(tr, f, -1), W[a < 0].mean(axis=0))
         img = want.reshape(8, 8)
-        shown = np.asarray(fig.frames[n].data[0].z, float)  # w̄₊ heatmap of this frame
+        shown = np.asarray(z_track.at(n), float)  # w̄₊ heatmap of this frame
         np.testing.assert_allclose(shown, img / np.abs(img).max(), atol=1e-4)
         checked += 1
     assert checked == 3
@@ -73,7 +74,7 @@ def test_alignment_band_matches_cosines(digits_traj):
     assert cur.mean_neuron[f] == pytest.approx(w @ xp / np.linalg.norm(w) / np.linalg.norm(xp))
     assert cur.mean_neuron[f] > 0.9  # aligned by the end of the run
     # the band drawn in the figure is these numbers
-    fig = real_data_figure(tr)
+    fig = real_data_figure(tr).figure
     hi_tr, lo_tr = fig.data[0], fig.data[1]
     ok = np.isfinite(cur.lo)
     np.testing.assert_allclose(as_array(hi_tr.y), cur.hi[ok], rtol=1e-6)
@@ -87,9 +88,10 @@ def test_real_data_figure_bars_for_non_image_data():
                             "model": {"width": 6}, "loss": {"kind": "exponential"},
                             "init": {"scale": 1e-4}, "integrator": {"t_end": 20.0},
                             "record": {"frames": 30}})
-    fig = real_data_figure(simulate(cfg))
-    assert fig.layout.meta["picture"] == "bars"
-    assert len(fig.frames) == len(fig.layout.sliders[0].steps) > 5
+    af = real_data_figure(simulate(cfg))
+    assert af.meta["picture"] == "bars" and af.animation.redraw
+    assert af.animation.n_frames == len(af.animation.labels) > 5
+    assert {t.attr for t in af.animation.tracks} >= {"y", "text", "x"}
 
 
 def test_common_grid_maps_each_run_to_its_last_frame_before():
@@ -106,15 +108,18 @@ def test_compare_figure_frames_move_both_runs():
     a = simulate(Config().with_updates({"model.width": 8, "integrator.t_end": 30.0}))
     b = simulate(Config().with_updates({"model.width": 8, "init.scale": 1.0,
                                         "integrator.t_end": 10.0}))
-    fig = compare_figure(a, b, None, None, ("A", "B"))
+    af = compare_figure(a, b, None, None, ("A", "B"))
     grid = common_grid(a.t, b.t, 160)
-    assert len(fig.frames) == len(fig.layout.sliders[0].steps) == grid.size
-    last = fig.frames[-1]
-    captions = [d.text[0] for d in last.data if d.text is not None]
+    n = af.animation.n_frames
+    assert n == grid.size
+    captions = [tr.at(n - 1)[0] for tr in af.animation.tracks if tr.attr == "text"]
+    assert len(captions) == 2
     assert any(f"t = {a.t[-1]:.3g}" in c for c in captions)
     assert any(f"t = {b.t[-1]:.3g}" in c for c in captions)  # B stays on its last frame
-    cursors = [d for d in last.data if d.x is not None and len(d.x) == 2 and d.y is None]
-    assert cursors and all(float(c.x[0]) == pytest.approx(grid[-1]) for c in cursors)
+    names = [t.name for t in af.figure.data]
+    cursors = [tr for tr in af.animation.tracks
+               if tr.attr == "x" and names[tr.trace] == "time cursor"]
+    assert cursors and all(float(c.at(n - 1)[0]) == pytest.approx(grid[-1]) for c in cursors)
     rows = {r["quantity"]: r for r in difference_rows(a, b, None, None)}
     assert rows["final loss"]["A"] == f"{a.loss[-1]:.4g}"
     assert rows["end time t"]["differs"] == "●"
@@ -125,7 +130,7 @@ def _app(page: str, params: dict[str, str] | None = None) -> AppTest:
     return run_page(PAGES / page, params, timeout=240)
 
 
-_spec = plotly_spec
+_spec = player_spec
 
 
 def _panel_titles(spec: dict) -> list[str]:
@@ -144,7 +149,7 @@ def compare_app() -> AppTest:
 def test_compare_renders_default_preset(compare_app):
     at = compare_app
     spec = _spec(at)
-    assert len(spec["frames"]) == len(spec["layout"]["sliders"][0]["steps"]) > 10
+    assert spec["frames"]["n"] == len(spec["frames"]["labels"]) > 10
     a, b = _panel_titles(spec)
     assert "ReLU" in a and "leaky γ=0.05" in b
     assert not at.error and not at.warning
@@ -195,7 +200,7 @@ def test_compare_bad_value_shows_message():
     assert not at.exception
     msgs = " ".join(e.value for e in at.error)
     assert "Run B" in msgs and "over the limit" in msgs
-    assert any("eae-stale" in str(h.proto) for h in at.get("html"))  # last figure, greyed
+    assert [player_args(p)["stale"] for p in players(at)] == [True]  # last figure, greyed
 
 
 def test_compare_url_restores_both_sides():
@@ -235,7 +240,7 @@ def test_real_data_renders_default(real_app):
     assert "digits 0 (+1) vs 1 (−1)" in spec["layout"]["title"]["text"]
     assert "m = 50" in spec["layout"]["title"]["text"]
     assert spec["layout"]["meta"]["picture"] == "image"
-    assert len(spec["frames"]) == len(spec["layout"]["sliders"][0]["steps"]) > 20
+    assert spec["frames"]["n"] == len(spec["frames"]["labels"]) > 20
     assert not at.error and not at.warning
     assert _q(at) == {}
     assert any("not say whether" in c.value for c in at.caption)  # the loss caveat
@@ -260,7 +265,7 @@ def test_real_data_bad_value_shows_message():
     at.selectbox(key="rd.data.classes.1").set_value(0).run()
     assert not at.exception
     assert any("two different digit classes" in e.value for e in at.error)
-    assert any("eae-stale" in str(h.proto) for h in at.get("html"))  # last figure, greyed
+    assert [player_args(p)["stale"] for p in players(at)] == [True]  # last figure, greyed
 
 
 def test_real_data_url_restores():
@@ -285,7 +290,7 @@ def test_real_data_upload_mode_without_file_explains():
     assert not at.exception
     assert any("Upload a CSV or NPZ" in i.value for i in at.info)
     assert _q(at) == {"source": "upload"}
-    assert not at.get("plotly_chart")
+    assert not players(at)
 
 
 def test_parse_errors_are_sentences():

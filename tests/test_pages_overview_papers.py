@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from devtools.apptest import player_spec, players
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
@@ -26,16 +28,23 @@ def _open(page: str, params: dict[str, str] | None = None) -> AppTest:
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
-            for c in at.get("plotly_chart")]
+    """Titles of every figure on the page: the players' (animated), then the static charts'."""
+    out = []
+    for i in range(len(players(at))):
+        lay = player_spec(at, i)["layout"]
+        title = lay.get("title", {}).get("text", "") or \
+            lay.get("legend", {}).get("title", {}).get("text", "")
+        out.append(title)
+    return out + [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
+                  for c in at.get("plotly_chart")]
 
 
 def test_overview_renders_example_and_scenarios():
     at = _open("app_pages/overview.py")
     assert not at.error
     assert any("alignment" in m.value for m in at.markdown)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert len(spec["frames"]) == len(spec["layout"]["sliders"][0]["steps"]) > 10
+    spec = player_spec(at)
+    assert spec["frames"]["n"] == len(spec["frames"]["labels"]) > 10
     assert "width m = 24" in spec["layout"]["title"]["text"]
     labels = [b.label for b in at.button]
     assert labels.count("Explorer") == 6 and labels.count("Paper") == 6

@@ -4,9 +4,6 @@ as a freshly built figure). No timing here: speed is measured by `python -m benc
 
 from __future__ import annotations
 
-import copy
-
-import plotly.graph_objects as go
 import pytest
 
 from bench.bench_page import EPS_LADDER, _title_matches, plan_changes, summary
@@ -14,8 +11,6 @@ from dynamics.config import Config
 from dynamics.simulate import simulate
 from dynamics.timescales import with_auto_time
 from ui.controls import EPS_CHOICES, GAMMA_STEP, moved_control, neighbours
-from ui.runner import frozen_spec
-from viz.main_figure import main_figure
 
 
 @pytest.mark.parametrize("n", [1, 4, 10])
@@ -75,15 +70,27 @@ def test_neighbours_are_the_runs_the_page_would_start() -> None:
     assert moved_control(base, base.with_updates({"init.scale": 1e-4})) == ("eps", -1.0)
 
 
-def test_frozen_spec_is_the_figure_built_afresh() -> None:
+def test_one_figure_cache_builds_each_figure_once_and_stays_bounded() -> None:
+    from ui import figures
+    from viz.options import FigureOptions
+
     cfg = Config().with_updates({"model.width": 12, "record.frames": 20})
     traj = simulate(cfg)
-    fresh = main_figure(traj).to_dict()
-    fig = frozen_spec(main_figure(traj))
-    assert isinstance(fig, go.Figure)
-    first = fig.to_dict()
-    assert first == fresh  # the same content, frames included
-    first["layout"] = {"changed": True}  # a caller replacing a top-level key …
-    assert fig.to_dict() == fresh  # … does not change the cached dict
-    assert go.Figure(fig).to_dict() == fresh  # copies (presenter mode) are plain figures
-    assert copy.deepcopy(fig.to_plotly_json()) == fresh  # the HTML export's path
+    store = figures.STORE
+    before = store.builds
+    a = figures.main(traj, None, FigureOptions())
+    b = figures.main(traj, None, FigureOptions())
+    assert a is b and store.builds == before + 1  # the second session gets the same bytes
+    c = figures.main(traj, None, FigureOptions(presenter=True))
+    assert c.key != a.key and store.builds == before + 2  # the options are in the key
+    assert store.payload(a.key) == a.payload and a.payload[:4] == b"EAEP"
+    small = figures.FigureStore(max_entries=2, max_mb=1.0)
+    for s in (a, c, a):
+        small.put(s)
+    assert small.stats()["entries"] == 2
+    small.put(figures.Shown("x" * 40, b"\0" * (2 * 2**20), a.figure))  # over the byte bound
+    assert small.stats()["mb"] <= 2.5 and small.get(a.key) is None
+    # a key announced but not built is waited for, then given up
+    small.expect("pending", within_s=0.2)
+    assert small.wait("pending", timeout=5.0) is None
+    assert small.wait("unknown", timeout=5.0) is None

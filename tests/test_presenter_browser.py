@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from devtools.browser import wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
 from dynamics.analysis import analyse
 from dynamics.config import Config
 from dynamics.simulate import simulate
 from viz.export import standalone_html
 from viz.main_figure import main_figure
 
-CHART_JS = """() => Array.from(
-  document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')).map(gd => ({
-    steps: gd._fullLayout && gd._fullLayout.sliders && gd._fullLayout.sliders[0]
-           ? gd._fullLayout.sliders[0].steps.length : 0,
-    height: gd._fullLayout ? gd._fullLayout.height : 0,
-  }))"""
+PLAYERS_JS = f"""() => Array.from(document.querySelectorAll('iframe[title$="eae_player"]'))
+  .map((_, i) => ({PLAYER_JS})(i))"""
 SIDEBAR_VISIBLE_JS = """() => {
   const s = document.querySelector('section[data-testid="stSidebar"]');
   if (!s) return false;
@@ -34,14 +30,14 @@ def _open(page, url: str) -> list[dict]:
     assert page.locator('[data-testid="stException"]').count() == 0, \
         page.locator('[data-testid="stException"]').first.inner_text()
     assert not page.get_by_text("Page not found").count()
-    return page.evaluate(CHART_JS)
+    return page.evaluate(PLAYERS_JS)
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize(("name", "path"), PAGES)
 def test_page_opens_with_an_animated_chart(streamlit_server, page, screenshot_dir, name, path):
     charts = _open(page, f"{streamlit_server}/{path}")
-    assert charts and charts[0]["steps"] > 10, charts
+    assert charts and charts[0]["frames"] > 10, charts
     assert page.evaluate(SIDEBAR_VISIBLE_JS)
     page.screenshot(path=screenshot_dir / f"page_{name}.png", full_page=True)
 
@@ -51,11 +47,13 @@ def test_page_opens_with_an_animated_chart(streamlit_server, page, screenshot_di
 def test_presenter_mode_hides_controls(streamlit_server, page, screenshot_dir, name, path):
     sep = "&" if "?" in path else "?"
     charts = _open(page, f"{streamlit_server}/{path}{sep}view.presenter=true")
-    assert charts and charts[0]["steps"] > 10
+    assert charts and charts[0]["frames"] > 10
     assert not page.evaluate(SIDEBAR_VISIBLE_JS), "the sidebar must be hidden"
     assert page.get_by_role("button", name="Exit presenter mode").count() == 1
-    # the main figure fills the screen below the compact header, and fits in it
-    assert 0.6 * 900 <= charts[0]["height"] <= 900, charts
+    # the main figure and its controls fill the screen below the compact header, and fit in it
+    c = charts[0]
+    assert 0.6 * 900 <= c["frameTop"] + c["frameHeight"] <= 900, charts
+    assert c["height"] >= 0.45 * 900, charts
     page.screenshot(path=screenshot_dir / f"page_{name}_presenter.png", full_page=False)
     page.get_by_role("button", name="Exit presenter mode").click()
     wait_for_streamlit_idle(page, timeout=120)
@@ -82,17 +80,12 @@ def test_standalone_html_animates_offline(browser, tmp_path, screenshot_dir):
     try:
         pg = context.new_page()
         pg.goto(path.as_uri())
-        pg.wait_for_function("() => { const gd = document.querySelector('.js-plotly-plot');"
-                             " return gd && gd._fullLayout && gd._fullLayout.sliders; }",
-                             timeout=30_000)
-        steps = pg.evaluate("() => document.querySelector('.js-plotly-plot')"
-                            "._fullLayout.sliders[0].steps.length")
-        assert steps == 40
-        assert pg.evaluate("() => document.querySelector('.js-plotly-plot')"
-                           "._fullLayout.sliders[0].active") == 0
-        pg.locator(".updatemenu-button").first.click()  # ▶ Play
-        pg.wait_for_function("() => document.querySelector('.js-plotly-plot')"
-                             "._fullLayout.sliders[0].active > 5", timeout=20_000)
+        pg.wait_for_function("() => window.EAEPlayer && EAEPlayer.players[0] &&"
+                             " EAEPlayer.players[0].run", timeout=30_000)
+        state = "() => { const p = EAEPlayer.players[0]; return [p.run.frames.n, p.frame]; }"
+        assert pg.evaluate(state) == [40, 0]  # every frame, not playing on open
+        pg.locator(".eae-play").click()  # ▶ Play
+        pg.wait_for_function("() => EAEPlayer.players[0].frame > 5", timeout=20_000)
         pg.screenshot(path=screenshot_dir / "standalone_html_offline.png")
         assert not blocked, blocked
     finally:

@@ -14,7 +14,7 @@ from hypothesis import strategies as hs
 from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import run_page
+from devtools.apptest import players, run_page
 from dynamics.config import Config, LossConfig, RecordConfig
 from dynamics.papers import PAPERS
 from ui.lesson import ExplorerView, default_lesson, parse_lesson
@@ -193,7 +193,7 @@ def test_overview_buttons_work_in_presenter_mode(button):
         assert at.session_state["pp.paper"] == paper  # (in the URL unless the default)
         assert at.selectbox(key=f"{paper}.preset").value == preset
     else:
-        assert at.get("plotly_chart") and not at.warning
+        assert players(at) and not at.warning
         if button != "ov.open_example":  # a showcase opens as that step of the lesson
             scenario = ".".join(button.split(".")[2:])
             assert at.query_params.get("view.scenario") in (scenario, [scenario])
@@ -210,7 +210,7 @@ def test_papers_open_in_explorer_works_in_presenter_mode(paper):
     assert _in_presenter_mode(at)
     shown = at.session_state["eae._state"].configs["run"]
     assert shown == PAPERS[paper].presets(True)[preset]
-    assert at.get("plotly_chart")
+    assert players(at)
 
 
 # ----------------------------------------------------------------------------- lessons
@@ -253,7 +253,7 @@ def test_lesson_steps_in_presenter_mode():
     at.button(key="lesson.prev").click().run()
     assert at.query_params.get("view.scenario") in ("wang_ma.four_phases",
                                                     ["wang_ma.four_phases"])
-    assert at.get("plotly_chart") and not at.exception
+    assert players(at) and not at.exception
     # the link written back reopens the same step (settings relative to its preset)
     again = run_page(ROOT / "app_pages" / "explorer.py",
                      {k: (v[-1] if isinstance(v, list) else v)

@@ -13,9 +13,12 @@ from dynamics.annotations import Analysis, Direction, Phase, TimeMarker
 from dynamics.config import Config
 from dynamics.papers import ReportFigure
 from dynamics.simulate import simulate
+from viz.animation import AnimatedFigure
 from viz.arrays import as_array
-from viz.main_figure import figure_json_size, main_figure
+from viz.main_figure import main_figure
 from viz.neuron_panel import neuron_subset
+from viz.options import FigureOptions
+from viz.payload import decode, encode
 from viz.report_figures import report_figure
 from viz.style import PLOTLY_CONFIG, plotly_config
 from viz.time_axes import frame_indices
@@ -51,7 +54,20 @@ def _analysis() -> Analysis:
     )
 
 
+def _opts(**kw: object) -> FigureOptions:
+    return FigureOptions(**kw)  # type: ignore[arg-type]
+
+
+def _at(af: AnimatedFigure, trace: int, attr: str, k: int) -> np.ndarray:
+    """Frame k's value of one animated attribute."""
+    got = [tr for tr in af.animation.tracks if tr.trace == trace and tr.attr == attr]
+    assert got, f"trace {trace} {attr} is not animated"
+    return got[0].at(k)
+
+
 def _trace(fig, name: str):
+    if isinstance(fig, AnimatedFigure):
+        fig = fig.figure
     hits = [t for t in fig.data if t.name == name
             or (isinstance(t.meta, dict) and t.meta.get("direction") == name)]
     assert hits, f"no trace named {name!r}: {[t.name for t in fig.data]}"
@@ -59,50 +75,74 @@ def _trace(fig, name: str):
 
 
 def _time_axes(fig) -> list[str]:
+    if isinstance(fig, AnimatedFigure):
+        fig = fig.figure
     return [k for k in fig.layout.to_plotly_json() if k.startswith("xaxis") and k != "xaxis"]
 
 
-def test_frames_match_slider_and_update_neurons(traj):
-    fig = main_figure(traj)
-    steps = fig.layout.sliders[0].steps
-    assert 2 <= len(fig.frames) <= 200
-    assert len(fig.frames) == len(steps) == traj.n_frames
+def test_frames_are_arrays_that_move_only_the_moving_traces(traj):
+    af = main_figure(traj)
+    fig, anim = af.figure, af.animation
+    assert 2 <= anim.n_frames <= 200 and anim.n_frames == traj.n_frames
+    assert not fig.frames and not fig.layout.sliders and not fig.layout.updatemenus
     i_pos = list(fig.data).index(_trace(fig, "a_j > 0"))
     i_neg = list(fig.data).index(_trace(fig, "a_j < 0"))
     cursors = [i for i, t in enumerate(fig.data) if t.name == "time cursor"]
     assert len(cursors) == len(_time_axes(fig)) == 3  # norms, loss, accuracy
-    first, last = fig.frames[0], fig.frames[-1]
-    for fr in (first, last):
-        assert i_pos in fr.traces and i_neg in fr.traces
-        assert set(cursors) <= set(fr.traces)
-        assert len(fr.traces) < len(fig.data)  # only the moving traces
+    moving = {tr.trace for tr in anim.tracks}
+    assert {i_pos, i_neg, *cursors} <= moving and len(moving) < len(fig.data)
+    for tr in anim.tracks:  # every track has a value at every frame
+        assert tr.n_frames == anim.n_frames
     # the neurons really move between the first and the last frame
-    k = list(first.traces).index(i_pos)
-    x0, x1 = as_array(first.data[k].x), as_array(last.data[k].x)
+    x0, x1 = _at(af, i_pos, "x", 0), _at(af, i_pos, "x", anim.n_frames - 1)
     assert x0.shape == x1.shape and not np.allclose(x0, x1)
-    # the slider's steps animate to the frames in order, labelled by time
-    assert [s.args[0][0] for s in steps] == [f.name for f in fig.frames]
-    assert steps[-1].label == f"{traj.t[-1]:.3g}"
+    # the first frame is the one drawn in the figure
+    assert np.allclose(as_array(fig.data[i_pos].x), x0)
+    # frames are labelled by time, in order
+    assert anim.labels[-1] == f"t = {traj.t[-1]:.3g}"
+    assert anim.labels[0] == "t = 0"
+
+
+def test_payload_round_trip_keeps_every_frame(traj):
+    af = main_figure(traj, _analysis())
+    header, anim = decode(encode(af))
+    assert header["figure"]["layout"]["meta"]["frames"] == anim.n_frames
+    assert len(header["figure"]["data"]) == len(af.figure.data)
+    assert anim.labels == af.animation.labels
+    for a, b in zip(af.animation.tracks, anim.tracks, strict=True):
+        assert (a.trace, a.attr, a.dtype) == (b.trace, b.attr, b.dtype)
+        for k in (0, anim.n_frames // 2, anim.n_frames - 1):
+            va, vb = a.at(k), b.at(k)
+            if isinstance(va, np.ndarray):
+                assert np.array_equal(va, vb, equal_nan=True)
+            else:
+                assert va == vb
+    with pytest.raises(ValueError):
+        decode(b"not a payload at all")
 
 
 def test_frames_subsampled_to_at_most_200(long_traj):
     assert long_traj.n_frames > 200
-    fig = main_figure(long_traj)
-    assert len(fig.frames) == len(fig.layout.sliders[0].steps) <= 200
-    assert fig.layout.sliders[0].steps[-1].label == f"{long_traj.t[-1]:.3g}"
+    af = main_figure(long_traj)
+    assert af.animation.n_frames <= 200
+    assert af.animation.labels[-1] == f"t = {long_traj.t[-1]:.3g}"
     idx = frame_indices(long_traj.n_frames, 200)
     assert idx[0] == 0 and idx[-1] == long_traj.n_frames - 1 and np.all(np.diff(idx) > 0)
 
 
+def _neuron_radii(af: AnimatedFigure, k: int) -> np.ndarray:
+    idx = [list(af.figure.data).index(_trace(af, n)) for n in ("a_j > 0", "a_j < 0")]
+    return np.concatenate([np.hypot(_at(af, i, "x", k), _at(af, i, "y", k)) for i in idx])
+
+
 def test_normalised_radius_puts_largest_neuron_on_unit_circle(traj):
-    fig = main_figure(traj, radius="normalised")
-    for fr in (fig.frames[0], fig.frames[-1]):
-        r = np.concatenate([np.hypot(as_array(d.x), as_array(d.y)) for d in fr.data[:2]])
-        assert r.max() == pytest.approx(1.0, abs=1e-5)
+    af = main_figure(traj, options=_opts(radius="normalised"))
+    for k in (0, af.animation.n_frames - 1):
+        assert _neuron_radii(af, k).max() == pytest.approx(1.0, abs=1e-5)
 
 
 def test_phases_and_markers_on_every_time_axis(traj):
-    fig = main_figure(traj, _analysis())
+    fig = main_figure(traj, _analysis()).figure
     axes = _time_axes(fig)
     shapes = fig.layout.shapes
     for xa in axes:
@@ -135,12 +175,12 @@ def test_crowded_time_labels_do_not_overlap(traj):
     labels = time_labels(an, time_axis_spec(traj, "log", "t"))
     assert len(labels) == 3  # at most three drawn; the rest are in hover and phase table
     assert len({lab.lane for lab in labels}) >= 2  # stacked, not on top of each other
-    fig = main_figure(traj, an)
-    assert fig.layout.height > main_figure(traj).layout.height  # room made for the rows
+    fig = main_figure(traj, an).figure
+    assert fig.layout.height > main_figure(traj).figure.layout.height  # room for the rows
 
 
 def test_no_phase_shapes_without_analysis(traj):
-    fig = main_figure(traj)
+    fig = main_figure(traj).figure
     assert not [s for s in fig.layout.shapes if str(s.name).startswith(("phase", "marker"))]
 
 
@@ -167,8 +207,8 @@ def test_off_plane_direction_is_shortened():
     ray = _trace(fig, "tilted")
     length = math.hypot(as_array(ray.x)[1], as_array(ray.y)[1])
     assert length == pytest.approx(0.6 * 1.2, rel=1e-6)
-    assert fig.layout.xaxis.title.text.startswith(tr.plane_names[0])
-    assert "plane axis" in fig.layout.xaxis.title.text
+    assert fig.figure.layout.xaxis.title.text.startswith(tr.plane_names[0])
+    assert "plane axis" in fig.figure.layout.xaxis.title.text
 
 
 def _orth(plane: np.ndarray) -> np.ndarray:
@@ -181,27 +221,26 @@ def _orth(plane: np.ndarray) -> np.ndarray:
 
 
 def test_time_axis_options_change_axis_types(traj):
-    log = main_figure(traj, time_axis="log")
-    lin = main_figure(traj, time_axis="linear")
+    log = main_figure(traj, options=_opts(time_axis="log")).figure
+    lin = main_figure(traj, options=_opts(time_axis="linear")).figure
     assert log.layout.xaxis2.type == "log" and lin.layout.xaxis2.type == "linear"
     assert log.layout.xaxis4.type == "log"
     eps = traj.config.init.scale
-    scaled = main_figure(traj, time_axis="linear", time_scale="t_over_log_inv_eps")
+    scaled_af = main_figure(traj, options=_opts(time_axis="linear",
+                                                time_scale="t_over_log_inv_eps"))
+    scaled = scaled_af.figure
     assert scaled.layout.xaxis2.range[1] == pytest.approx(traj.t[-1] / math.log(1 / eps))
     assert "ln(1/ε)" in scaled.layout.xaxis4.title.text
     assert lin.layout.xaxis2.range[1] == pytest.approx(traj.t[-1])
     # the cursor follows the time unit
-    cur = next(t for t in scaled.data if t.name == "time cursor")
-    k = list(scaled.frames[-1].traces).index(list(scaled.data).index(cur))
-    assert scaled.frames[-1].data[k].x[0] == pytest.approx(traj.t[-1] / math.log(1 / eps))
+    cur = list(scaled.data).index(next(t for t in scaled.data if t.name == "time cursor"))
+    last = _at(scaled_af, cur, "x", scaled_af.animation.n_frames - 1)
+    assert last[0] == pytest.approx(traj.t[-1] / math.log(1 / eps), rel=1e-6)
 
 
 def test_log_radius_is_fixed_scale(traj):
-    fig = main_figure(traj, radius="log")
-    r_first = np.concatenate([np.hypot(as_array(d.x), as_array(d.y))
-                              for d in fig.frames[0].data[:2]])
-    r_last = np.concatenate([np.hypot(as_array(d.x), as_array(d.y))
-                             for d in fig.frames[-1].data[:2]])
+    af = main_figure(traj, options=_opts(radius="log"))
+    r_first, r_last = _neuron_radii(af, 0), _neuron_radii(af, af.animation.n_frames - 1)
     assert r_first.max() < r_last.max() <= 1.0 + 1e-6  # neurons grow outward on a log scale
 
 
@@ -211,9 +250,9 @@ def test_status_message_in_title():
                                     "integrator": {"method": "gd", "lr": 60.0, "t_end": 6000.0},
                                     "record": {"frames": 10, "scalars": 20}}))
     assert tr.status == "diverged"
-    fig = main_figure(tr)
+    fig = main_figure(tr).figure
     assert tr.message[:30] in fig.layout.title.text
-    ok = main_figure(simulate(_cfg(record__frames=5)))
+    ok = main_figure(simulate(_cfg(record__frames=5))).figure
     assert "⚠" not in ok.layout.title.text
 
 
@@ -221,7 +260,7 @@ def test_regression_data_has_no_accuracy_panel():
     tr = simulate(Config.from_dict({"data": {"kind": "three_point"}, "model": {"width": 8},
                                     "integrator": {"t_end": 10.0},
                                     "record": {"frames": 10, "scalars": 20}}))
-    fig = main_figure(tr)
+    fig = main_figure(tr).figure
     assert len(_time_axes(fig)) == 2
     assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "bias"
 
@@ -229,12 +268,14 @@ def test_regression_data_has_no_accuracy_panel():
 def test_large_width_limits_curves_and_size():
     tr = simulate(Config.from_dict({"model": {"width": 500}, "integrator": {"t_end": 40.0},
                                     "record": {"frames": 250, "scalars": 100}}))
-    fig = main_figure(tr)
-    size = figure_json_size(fig)
+    af = main_figure(tr)
+    size = len(encode(af))
+    # 200 frames × 500 neurons × (x, y as float32, size as uint8, customdata) ≈ 2 MB, plus
+    # the layout and ≤ 150 norm curves: well under 5 MB
     assert size < 5_000_000, size
-    assert fig.layout.meta["norm_curves"] <= 150
-    assert _trace(fig, "max ‖w_j‖") is not None and _trace(fig, "median ‖w_j‖") is not None
-    assert len(fig.frames) == 200
+    assert af.meta["norm_curves"] <= 150
+    assert _trace(af, "max ‖w_j‖") is not None and _trace(af, "median ‖w_j‖") is not None
+    assert af.animation.n_frames == 200
 
 
 def test_neuron_subset_is_deterministic_and_keeps_the_largest():
@@ -247,9 +288,13 @@ def test_neuron_subset_is_deterministic_and_keeps_the_largest():
 
 
 def test_presenter_mode_is_larger(traj):
-    base, big = main_figure(traj), main_figure(traj, presenter=True)
+    from viz.player import design_height
+    base = main_figure(traj).figure
+    big = main_figure(traj, options=_opts(presenter=True)).figure
     assert big.layout.font.size > base.layout.font.size >= 14
-    assert big.layout.height >= base.layout.height
+    # presenter figures take the window's height, up to the one they were laid out for
+    assert big.layout.height is None and big.layout.autosize
+    assert design_height(big) >= base.layout.height
 
 
 # ----------------------------------------------------------------------------- module layout

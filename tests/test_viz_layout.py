@@ -17,7 +17,6 @@ from dynamics.analysis import analyse
 from dynamics.config import Config
 from dynamics.papers import PAPERS
 from dynamics.simulate import simulate
-from ui.presenter import design_height, fill_screen
 from viz import sweeps as vs
 from viz.compare import PANEL_PX_COMPARE, column_px, compare_figure
 from viz.header import (
@@ -25,7 +24,6 @@ from viz.header import (
     PHASES_LEGEND,
     PRESENTER_WIDTH_PX,
     TITLE_PAD_PX,
-    compact_controls,
     legend_names,
     legend_row_px,
     legend_rows,
@@ -34,8 +32,20 @@ from viz.header import (
 )
 from viz.label_layout import LINE_EM, PANEL_PX, Box, panel_text_boxes, text_lines, text_px
 from viz.main_figure import main_figure
+from viz.options import FigureOptions
 from viz.phase_marks import MAX_LABELS, phase_table
+from viz.player import design_height
 from viz.style import PHASE_COLOURS, phase_colour, rgba
+
+PRESENTER = FigureOptions(presenter=True)
+
+
+def _main(tr, an, options: FigureOptions | None = None) -> go.Figure:
+    return main_figure(tr, an, options).figure
+
+
+def _cmp(tr_a, tr_b, an_a, an_b, options: FigureOptions | None = None, **kw) -> go.Figure:
+    return compare_figure(tr_a, tr_b, an_a, an_b, options=options, **kw).figure
 
 
 def _run(cfg: Config):
@@ -87,13 +97,13 @@ def _band_colours(fig) -> dict[str, set[str]]:
 def test_same_phase_same_colour_in_runs_and_figures(runs):
     tr_a, an_a = runs["eps1e-6"]
     tr_b, an_b = runs["eps1"]
-    ca, cb = _band_colours(main_figure(tr_a, an_a)), _band_colours(main_figure(tr_b, an_b))
+    ca, cb = _band_colours(_main(tr_a, an_a)), _band_colours(_main(tr_b, an_b))
     common = set(ca) & set(cb)
     assert "fitting" in common
     for name in common | set(ca) | set(cb):
         colours = ca.get(name, set()) | cb.get(name, set())
         assert colours == {rgba(phase_colour(name), 0.16).rsplit(",", 1)[0]}, name
-    cmp = compare_figure(tr_a, tr_b, an_a, an_b)
+    cmp = _cmp(tr_a, tr_b, an_a, an_b)
     legend = {t.name: t.marker.line.color for t in cmp.data if t.legendgroup
               and str(t.legendgroup).startswith("phase:")}
     assert legend and all(c == phase_colour(n) for n, c in legend.items())
@@ -106,7 +116,7 @@ def test_same_phase_same_colour_in_runs_and_figures(runs):
 # ----------------------------------------------------------------------------- labels
 def test_at_most_three_phase_labels_and_a_full_table(runs):
     tr, an = runs["default"]
-    fig = main_figure(tr, an)
+    fig = _main(tr, an)
     drawn = [a for a in fig.layout.annotations if str(a.name).startswith("time-label:")]
     assert 1 <= len(drawn) <= MAX_LABELS
     assert {"time-label:alignment", "time-label:fitting"} <= {a.name for a in drawn}
@@ -160,7 +170,7 @@ def test_norm_axis_reaches_smallest_initial_norm(runs):
     n0 = np.asarray(tr.norms[0], float)
     smallest = float(n0[n0 > 0].min())
     assert smallest < 1e-15
-    fig = main_figure(tr, an)
+    fig = _main(tr, an)
     assert fig.layout.yaxis2.type == "log"
     assert fig.layout.yaxis2.range[0] <= math.log10(smallest)
     assert fig.layout.yaxis2.range[1] >= math.log10(float(np.nanmax(tr.norms[-1])))
@@ -208,11 +218,9 @@ def _above_plot_px(fig) -> float:
 @pytest.mark.parametrize("width", [DESIGN_WIDTH_PX, 1280.0])
 def test_title_legend_and_labels_do_not_overlap(runs, width):
     (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["eps1"]
-    figs = [main_figure(*runs["default"]), main_figure(*runs["boursier"]),
-            main_figure(*runs["default"], presenter=True),
-            main_figure(*runs["boursier"], presenter=True),
-            compare_figure(tr_a, tr_b, an_a, an_b),
-            fill_screen(compare_figure(tr_a, tr_b, an_a, an_b, presenter=True))]
+    figs = [_main(*runs["default"]), _main(*runs["boursier"]),
+            _main(*runs["default"], PRESENTER), _main(*runs["boursier"], PRESENTER),
+            _cmp(tr_a, tr_b, an_a, an_b), _cmp(tr_a, tr_b, an_a, an_b, PRESENTER)]
     for fig in figs:
         title_bottom, legend_top, legend_bottom = _header_px(fig, width)
         assert title_bottom <= legend_top
@@ -220,11 +228,9 @@ def test_title_legend_and_labels_do_not_overlap(runs, width):
 
 
 def _fractional(fig) -> list[str]:
-    """Positions that Plotly would scale with the figure's height: controls below the plot
-    area or annotations beyond it at a fraction, a legend at a fraction below the top."""
-    out = [f"menu y={m.y}" for m in (*fig.layout.updatemenus, *fig.layout.sliders)
-           if m.y is not None and m.y != 0.0]
-    out += [f"annotation {a.text!r} y={a.y}" for a in fig.layout.annotations
+    """Positions that Plotly would scale with the figure's height: annotations beyond the plot
+    area at a fraction, a legend at a fraction below the top."""
+    out = [f"annotation {a.text!r} y={a.y}" for a in fig.layout.annotations
             if a.yref == "paper" and a.y is not None and not 0.0 <= a.y <= 1.0]
     leg = fig.layout.legend
     if leg.yref == "container" and leg.y is not None and leg.y != 1.0:
@@ -239,18 +245,16 @@ def test_presenter_figures_are_laid_out_in_pixels(runs):
     (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
     wang_ma = _run(PAPERS["wang_ma"].presets(True)["four_phases"].with_updates(
         {"model.width": 40}))
-    figs = {"default": main_figure(*runs["default"], presenter=True),
-            "wang_ma": main_figure(*wang_ma, presenter=True),
-            "compare": compare_figure(tr_a, tr_b, an_a, an_b, presenter=True)}
-    assert _fractional(figs["wang_ma"])  # as built: laid out for its design height
+    figs = {"default": _main(*runs["default"], PRESENTER),
+            "wang_ma": _main(*wang_ma, PRESENTER),
+            "compare": _cmp(tr_a, tr_b, an_a, an_b, PRESENTER)}
+    assert _fractional(_main(*wang_ma))  # the normal figure: laid out for its own height
     for name, fig in figs.items():
-        fig = fill_screen(fig)
         assert fig.layout.height is None and design_height(fig)
         assert _fractional(fig) == [], name
-        again = compact_controls(pixel_anchored(go.Figure(fig), design_height(fig)))
+        again = pixel_anchored(go.Figure(fig), design_height(fig))
         assert again.to_plotly_json() == fig.to_plotly_json(), name  # idempotent
-        menu, slider = fig.layout.updatemenus[0], fig.layout.sliders[0]
-        assert menu.pad.t > 0 and slider.pad.l > 150, name  # the slider starts after ▶ Play
+        assert not fig.layout.updatemenus and not fig.layout.sliders  # the player's, outside
         m = fig.layout.margin
         # a 720 px window less the page header (≤ 100 px; Compare's one-line header ≤ 75 px)
         # keeps ~45 % of its height for the plots (the browser test measures the pages)
@@ -266,7 +270,7 @@ def test_presenter_figures_are_laid_out_in_pixels(runs):
 
 def test_compare_subtitles_do_not_collide(runs):
     (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
-    fig = compare_figure(tr_a, tr_b, an_a, an_b, labels=("run A (small ε)", "run B"))
+    fig = _cmp(tr_a, tr_b, an_a, an_b, labels=("run A (small ε)", "run B"))
     m = fig.layout.margin
     plot_w = DESIGN_WIDTH_PX - m.l - m.r
     boxes = []
@@ -341,7 +345,7 @@ def test_real_data_presenter_titles_and_caption_fit_their_columns():
     cfg = digits_config(True).with_updates({"integrator.t_end": 2.0, "record.frames": 8})
     tr, an = _run(cfg)
     small = style_for(True).small
-    fig = real_data_figure(tr, an, presenter=True)
+    fig = real_data_figure(tr, an, PRESENTER).figure
     columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
     for ann in fig.layout.annotations[:10]:  # make_subplots' titles: paper x at mid-column
         width_px = min(d[1] - d[0] for d in columns if d[0] <= ann.x <= d[1]) * \
@@ -351,5 +355,5 @@ def test_real_data_presenter_titles_and_caption_fit_their_columns():
     corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * PRESENTER_WIDTH_PX
     assert len(text_lines(cap.text[0])) == 2
     assert text_px(cap.text[0], style_for(True).font)[0] <= corner_px, cap.text[0]
-    normal = real_data_figure(tr, an)
+    normal = real_data_figure(tr, an).figure
     assert "band: min–max over a_j > 0" in normal.layout.annotations[0].text

@@ -1,8 +1,9 @@
 """One way to draw a figure on a page, with the one Plotly configuration (viz.style).
 
-Every `st.plotly_chart` of the app goes through `chart`, so the toolbar (no logo, no lasso or
-box select, no scroll zoom; the camera saves a 2× PNG) is the same everywhere; a page may only
-name the PNG file or size it (`viz.style.plotly_config`).
+Animated figures go through `animated` (the browser player, `ui.player`); static ones through
+`chart` (`st.plotly_chart`). Either way the toolbar (no logo, no lasso or box select, no scroll
+zoom; the camera saves a 2× PNG) is the same everywhere; a page may only name the PNG file or
+size it (`viz.style.plotly_config`).
 
 While a setting is invalid (or an upload rejected) a page keeps its last good figure: `chart`
 remembers each main figure per session, and `stale` draws the remembered one greyed out, under
@@ -11,12 +12,18 @@ the reason, instead of removing the picture.
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 import streamlit as st
 
+from viz.options import FigureOptions
+from viz.player import design_height, fit_any_height
 from viz.style import plotly_config
 
-from .presenter import FIG_KEY_PREFIX, design_height, fill_screen
+from . import player
+from .figures import Shown
+from .presenter import FIG_KEY_PREFIX
 
 LAST_KEY = "_eae.last_figure."  # session key prefix of the remembered figures
 STALE_CSS = """<style>
@@ -24,6 +31,27 @@ STALE_CSS = """<style>
   opacity: 0.35; filter: grayscale(1); pointer-events: none;
 }
 </style>"""
+
+
+def options_of(view: Any) -> FigureOptions:
+    """The `FigureOptions` of a page's view (its presenter flag and, where it has them, the
+    figure's axis options)."""
+    return FigureOptions(presenter=bool(getattr(view, "presenter", False)),
+                         radius=getattr(view, "radius", "normalised"),
+                         time_axis=getattr(view, "time_axis", "log"),
+                         time_scale=getattr(view, "time_scale", "t"))
+
+
+def animated(shown: Shown, *, key: str, presenter: bool = False,
+             family: dict[str, Any] | None = None, filename: str | None = None,
+             stale: bool = False) -> Any:
+    """Draw an animated figure with the browser player (remembered for `stale`); returns the
+    player's last event (a scrub released) or None."""
+    if not stale:
+        st.session_state[LAST_KEY + key] = (shown, presenter, filename)
+    with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
+        return player.show(shown, key=key, presenter=presenter, stale=stale,
+                           family=family, filename=filename)
 
 
 def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = True,
@@ -40,7 +68,7 @@ def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = Tru
     if remember:
         st.session_state[LAST_KEY + key] = (fig, presenter, filename, width, height)
     if presenter and fig.layout.height is not None:
-        fig = fill_screen(go.Figure(fig))
+        fig = fit_any_height(go.Figure(fig))
     box = f"{FIG_KEY_PREFIX}{key}"
     if presenter:
         top = design_height(fig)
@@ -66,6 +94,11 @@ def stale(key: str, reason: str | None = None, presenter: bool | None = None) ->
                              if got else ""), icon=":material/history:")
     if got is None:
         return False
+    if isinstance(got[0], Shown):
+        shown, was, filename = got
+        animated(shown, key=key, presenter=was if presenter is None else presenter,
+                 filename=filename, stale=True)
+        return True
     fig, was, filename, width, height = got
     presenter = was if presenter is None else presenter
     st.html(STALE_CSS)
@@ -75,4 +108,4 @@ def stale(key: str, reason: str | None = None, presenter: bool | None = None) ->
     return True
 
 
-__all__ = ["chart", "has_last", "stale"]
+__all__ = ["animated", "chart", "has_last", "options_of", "stale"]

@@ -23,11 +23,14 @@ import streamlit as st
 
 from dynamics.papers import Claim
 from dynamics.trajectory import Trajectory
+from viz.animation import AnimatedFigure
 from viz.export import ExportUnavailable, png_available, png_bytes, standalone_html
 
 RESULT_LABEL = {True: "pass", False: "FAIL", None: "illustration"}
 CLAIM_COLUMNS = ("claim", "statement", "measured", "expected", "tolerance", "result", "details",
                  "justification", "integrator")
+
+AnyFigure = go.Figure | AnimatedFigure
 
 
 def _cell(x: Any) -> Any:
@@ -84,7 +87,7 @@ _PNG_CACHE_SIZE = 8
 _png_cache_lock = threading.Lock()
 
 
-def _png_cached(fig: go.Figure, fig_key: str, frame: int | None) -> bytes:
+def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
     """PNG export is slow (a browser renders it): the last few are kept. Runs in Streamlit's
     download thread, outside the script, so a plain lock-guarded dict rather than st.cache_*."""
     k = (fig_key, frame)
@@ -100,13 +103,14 @@ def _png_cached(fig: go.Figure, fig_key: str, frame: int | None) -> bytes:
     return out
 
 
-def _fig_key(traj: Trajectory, fig: go.Figure) -> str:
-    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
-    return f"{traj.config.cache_key()}:{traj.n_frames}:{traj.status}:{fig.layout.height}:" \
+def _fig_key(traj: Trajectory, fig: AnyFigure) -> str:
+    lay = fig.figure.layout if isinstance(fig, AnimatedFigure) else fig.layout
+    meta = lay.meta if isinstance(lay.meta, dict) else {}
+    return f"{traj.config.cache_key()}:{traj.n_frames}:{traj.status}:{lay.height}:" \
            f"{json.dumps(meta, sort_keys=True, default=str)}"
 
 
-def _png_maker(traj: Trajectory, fig: go.Figure, frame: int | None) -> Callable[[], bytes]:
+def _png_maker(traj: Trajectory, fig: AnyFigure, frame: int | None) -> Callable[[], bytes]:
     key = _fig_key(traj, fig)
 
     def make() -> bytes:
@@ -115,7 +119,7 @@ def _png_maker(traj: Trajectory, fig: go.Figure, frame: int | None) -> Callable[
     return make
 
 
-def download_panel(traj: Trajectory, fig: go.Figure | None = None,
+def download_panel(traj: Trajectory, fig: AnyFigure | None = None,
                    claims: Sequence[Claim] | pd.DataFrame | None = None, *, key: str,
                    frame: int | None = None, columns: int = 3) -> None:
     """Download buttons for one run (see the module docstring). `key` makes the widget keys
@@ -141,8 +145,8 @@ def download_panel(traj: Trajectory, fig: go.Figure | None = None,
             "Animated figure (.html)", data=lambda: standalone_html(fig),
             file_name=f"{stem}.html", mime="text/html", key=f"{key}.dl.html",
             on_click="ignore", icon=":material/movie:",
-            help="One self-contained file (plotly.js inside): opens in any browser and plays "
-                 "offline, e.g. from a USB stick in a classroom."))
+            help="One self-contained file (plotly.js and the player inside): opens in any "
+                 "browser and plays offline, e.g. from a USB stick in a classroom."))
         ok, why = png_available()
         if ok:
             what = "first frame" if frame is None else ("last frame" if frame == -1
@@ -165,7 +169,7 @@ def download_panel(traj: Trajectory, fig: go.Figure | None = None,
             draw()
 
 
-def png_or_message(fig: go.Figure, frame: int | None = None) -> tuple[bytes | None, str]:
+def png_or_message(fig: AnyFigure, frame: int | None = None) -> tuple[bytes | None, str]:
     """(PNG, "") or (None, why not): for pages that want the picture itself."""
     try:
         return png_bytes(fig, frame), ""

@@ -4,14 +4,14 @@ time slider — fits in the window whatever its size (1280×720 projectors inclu
 
 It is one URL flag, `view.presenter=true` (a field of every page's view, `ui.view.View`), so a
 teacher projects a link and every laptop that opens it sees the same view. Pages call `toggle`
-(or `hidden`) once near the top and draw their main figure with `ui.charts.chart`; the intro
+(or `hidden`) once near the top and draw their main figure with `ui.charts.animated`; the intro
 text goes into `intro()` (an expander in presenter mode); the Explorer adds the lesson bar
 (`lesson_bar`: ◀ / ▶ buttons, the ← → keys and a clicker's PageUp / PageDown).
 
-How the figure fits: a small script (`FIT_JS`) measures where the main figure's container
-starts and sets the CSS variable `--eae-fig-top`; the container's height is then
-`100vh − top − margin`, at least FIG_MIN_PX and at most the height the figure was designed for
-(the figure's layout keeps its controls in its bottom margin up to that height).
+How the figure fits: the player (`viz/player/component.js`) sizes its frame to the window —
+`100vh − its top − a margin`, at least 380 px and at most the height the figure was laid out
+for plus its controls; a static chart's container is sized the same way by CSS, from the
+variable `--eae-fig-top` that a small script (`FIT_JS`) keeps at the chart's top.
 """
 
 from __future__ import annotations
@@ -20,17 +20,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
-
-from viz.header import compact_controls, pixel_anchored
 
 FONT_SCALE = 1.25  # page text ×1.25 (the figure has its own ×1.35 presenter style)
 FIG_KEY_PREFIX = "eae-fig-"
 INTRO_KEY_PREFIX = "eae-intro-"  # presenter mode: intro expanders, drawn after the figure
 FIG_MIN_PX = 380  # below this the figure's panels are unreadable: the page scrolls instead
 FIG_MARGIN_PX = 12  # kept free under the figure
-DESIGN_HEIGHT = "design_height"  # layout.meta key: the height the figure was laid out for
 FIGURE_HEIGHT_CSS = (f"clamp({FIG_MIN_PX}px, calc(100vh - var(--eae-fig-top, 90px) - "
                      f"{FIG_MARGIN_PX}px), var(--eae-fig-max, 100vh))")
 
@@ -122,30 +118,6 @@ def session_flag_off(key: str) -> None:
     st.session_state[key] = False
 
 
-def fill_screen(fig: go.Figure) -> go.Figure:
-    """Let the figure take the height of its container (set by the presenter CSS): layout
-    height unset, autosize on; the height it was laid out for is kept in `layout.meta`
-    (`DESIGN_HEIGHT`), the container's maximum. Legend, buttons, slider and label rows are
-    first pinned to pixel offsets (`viz.header.pixel_anchored`), so the margins keep their
-    pixel sizes and the plot area takes what is left at any height, and the slider sits
-    beside ▶ Play (`viz.header.compact_controls`). Modifies and returns `fig`."""
-    h = fig.layout.height
-    if h is not None:
-        compact_controls(pixel_anchored(fig, float(h)))
-        meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
-        fig.update_layout(meta={**meta, DESIGN_HEIGHT: int(h)})
-    fig.update_layout(height=None, autosize=True)
-    return fig
-
-
-def design_height(fig: go.Figure) -> int | None:
-    """The height `fig` was laid out for (before `fill_screen`), if known."""
-    meta = fig.layout.meta
-    if isinstance(meta, dict) and meta.get(DESIGN_HEIGHT):
-        return int(meta[DESIGN_HEIGHT])
-    return None if fig.layout.height is None else int(fig.layout.height)
-
-
 def intro(on: bool, label: str = "About this page") -> Any:
     """Where a page's introductory text goes (a container: `with` it, or call `.markdown`):
     in presenter mode a collapsed expander, shown at the end of its block (CSS `order`: the
@@ -213,5 +185,5 @@ def lesson_bar(labels: Sequence[tuple[str, str]], current: int,
                   on_click=go_to, args=(next_i if current >= 0 else 0,), shortcut="PageDown")
 
 
-__all__ = ["PRESENTER_CSS", "apply_presenter", "design_height", "fill_screen", "hidden",
+__all__ = ["PRESENTER_CSS", "apply_presenter", "hidden",
            "intro", "lesson_bar", "session_flag_off", "toggle"]

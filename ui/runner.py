@@ -1,28 +1,21 @@
 """Running a config through the service from a page: a cached service accessor, a progress bar
-with a Cancel button for runs that take a while, the analysis, and a shared figure cache.
+with a Cancel button for runs that take a while, and the analysis.
 
 The service calls `progress` in the calling (script) thread while it waits for the
 simulation, which runs in the service's own worker thread; so the bar is updated from the
 script thread, and a click on Cancel (a rerun request) interrupts the wait at the next update:
 the service then drops this waiter and stops the simulation if nobody else waits for it.
 
-Speed (issue 16): the progress placeholder is always reserved, so the elements after it (the
-chart) keep their place while a new run computes and the old figure stays, greyed, until the
-new one arrives; a cached figure carries its plotly.js dict (`frozen_spec`), so a rerun does not
-deep-copy it again; `prefetch` hands the neighbouring settings to the service's background
-prefetch and builds the first ones' figures in a background thread while the page is idle
-(`page_busy` drops what has not begun when a script run starts), so the next step of a control
-is a cache hit for the run and the figure.
+The progress placeholder is always reserved, so the elements after it (the figure) keep their
+place while a new run computes and the old figure stays until the new one arrives. Figures are
+built and cached in `ui.figures`; speculative runs and figures in `ui.prefetch`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from dynamics.annotations import Analysis
@@ -30,12 +23,9 @@ from dynamics.config import Config
 from dynamics.service import Service, ServiceError, default_service
 from dynamics.status import Status
 from dynamics.trajectory import Trajectory
-from viz.main_figure import main_figure
 
-from .presenter import fill_screen
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .text import literal, plain
-from .view import FigureView
 
 SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
 UPDATE_EVERY_S = 0.1
@@ -139,127 +129,6 @@ def show_status(traj: Trajectory, label: str = "") -> None:
         return
     fix = f" {status.fix}" if status.fix and status.fix not in traj.message else ""
     st.warning(f"{label}**{status.value}** — {literal(traj.message)}{fix}")
-
-
-def _traj_key(traj: Trajectory) -> str:
-    last = float(traj.t[-1]) if traj.n_frames else 0.0
-    return f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}"
-
-
-class _FrozenFigure(go.Figure):
-    """A figure that is never modified after it is built (it is shared by sessions through the
-    figure cache), whose plotly.js dict is made once: `st.plotly_chart` calls `to_dict()` on
-    every rerun, a deep copy and a walk of every array (~0.05–0.1 s for the main figure).
-    The dict returned is shared: read it, never modify it (copy first)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        spec = self.__dict__.get("_eae_spec")
-        if spec is None:
-            spec = super().to_dict()
-            self.__dict__["_eae_spec"] = spec
-        return {**spec}  # a new top level; the (large) contents shared
-
-
-def frozen_spec(fig: go.Figure) -> go.Figure:
-    """`fig` (the same object, now a `_FrozenFigure`) with its dict made now; call it only on a
-    figure nobody modifies afterwards."""
-    fig.__class__ = _FrozenFigure
-    fig.to_dict()
-    return fig
-
-
-@st.cache_resource(max_entries=48, show_spinner=False)
-def _cached_figure(key: str, _traj: Trajectory, _analysis: Analysis | None,
-                   radius: str, time_axis: str, time_scale: str, presenter: bool,
-                   has_analysis: bool) -> go.Figure:
-    fig = main_figure(_traj, _analysis, radius=radius,  # type: ignore[arg-type]
-                      time_axis=time_axis, time_scale=time_scale,  # type: ignore[arg-type]
-                      presenter=presenter)
-    return frozen_spec(fill_screen(fig) if presenter else fig)
-
-
-def figure_for(traj: Trajectory, analysis: Analysis | None, view: FigureView) -> go.Figure:
-    """The main figure, built once per (trajectory, display options) and shared by sessions
-    (the figure is not modified afterwards; st.plotly_chart copies it). In presenter mode it
-    has no fixed height: `ui.charts.chart` sizes it from the viewport."""
-    if not Status(traj.status).cacheable:  # partial (deadline, cancelled): not shared
-        fig = main_figure(traj, analysis, **view.figure_kwargs())
-        return fill_screen(fig) if view.presenter else fig
-    return _cached_figure(_traj_key(traj), traj, analysis, view.radius, view.time_axis,
-                          view.time_scale, view.presenter, analysis is not None)
-
-
-WARM_FIGURES = 1  # neighbours whose figure is built ahead: the next step of the moved control
-WARM_DELAY_S = 0.5  # after the page's own figure went out, before the first speculative one
-_warm_lock = threading.Lock()
-_warm: dict[str, Any] = {"gen": 0, "todo": [], "thread": None}
-
-
-def prefetch(configs: Sequence[Config], view: FigureView | None = None) -> int:
-    """Hand `configs` (e.g. the neighbours of the settings on screen, `ui.controls.neighbours`)
-    to the service's background prefetch, and with `view` build the main figures of the first
-    `WARM_FIGURES` of them into the shared figure cache, in one background thread: the next
-    step of a control is then a cache hit for the run and the figure. Never blocks or fails the
-    page; a newer call replaces the list. How many runs are pending."""
-    try:
-        service = get_service()
-        pending = service.prefetch(list(configs))
-    except Exception:  # speculative: never break the page
-        return 0
-    if view is not None:
-        with _warm_lock:
-            _warm["gen"] += 1
-            _warm["todo"] = [(c, view, service, _warm["gen"]) for c in configs[:WARM_FIGURES]]
-            if _warm["thread"] is None:
-                _warm["thread"] = threading.Thread(target=_warm_loop, daemon=True,
-                                                   name="eae-warm-figures")
-                _warm["thread"].start()
-    return pending
-
-
-def page_busy() -> None:
-    """A script run started: speculative figures not yet begun are dropped (a figure build
-    holds the interpreter for a few tenths of a second; the user's own run goes first)."""
-    with _warm_lock:
-        _warm["gen"] += 1
-        _warm["todo"] = []
-
-
-def warm_idle(timeout: float) -> bool:
-    """Wait until the speculative figures are built (tests); True if they are."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        with _warm_lock:
-            if _warm["thread"] is None:
-                return True
-        time.sleep(0.02)
-    return False
-
-
-def _warm_loop() -> None:
-    """Build the listed figures one at a time, each `WARM_DELAY_S` after the last page run
-    or figure (runs from the cache once the service's prefetch has them); a figure of a
-    replaced list (`prefetch`, `page_busy`) is skipped."""
-    while True:
-        time.sleep(WARM_DELAY_S)
-        with _warm_lock:
-            if not _warm["todo"]:
-                _warm["thread"] = None
-                return
-            config, view, service, gen = _warm["todo"].pop(0)
-            if gen != _warm["gen"]:
-                continue
-        try:
-            traj = service.peek(config)
-            if traj is None and service.prefetch_idle(timeout=10.0):
-                traj = service.peek(config)
-            with _warm_lock:
-                stale = gen != _warm["gen"]
-            if traj is None or stale or not Status(traj.status).cacheable:
-                continue
-            figure_for(traj, service.analyse(traj), view)
-        except Exception:  # speculative: the page reports problems when it gets there
-            continue
 
 
 def show_notes(analysis: Analysis | None) -> None:

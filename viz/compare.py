@@ -24,12 +24,12 @@ from plotly.subplots import make_subplots
 from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
+from .animation import AnimatedFigure, Animation
 from .arrays import f32
 from .header import DESIGN_WIDTH_PX, PRESENTER_WIDTH_PX, header, header_layout, legend_names
 from .label_layout import layout_panel, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
-    RadiusMode,
     caption_xy,
     cone_trace,
     data_traces,
@@ -40,11 +40,11 @@ from .neuron_panel import (
     neuron_subset,
     radius_scale,
 )
+from .options import FigureOptions
 from .phase_marks import add_event_lines, event_times, phase_legend_traces
-from .player import frame_ms, frame_step, player
-from .style import GRID, INK, NEGATIVE, OKABE_ITO, POSITIVE, phase_colour, style_for
+from .player import fit_any_height, frame_ms
+from .style import GRID, INK, NEGATIVE, OKABE_ITO, POSITIVE, phase_colour
 from .time_axes import (
-    TimeAxis,
     common_grid,
     fmt_time,
     frames_on_grid,
@@ -153,14 +153,16 @@ def _caption_text(tr: Trajectory, f: int, top: float) -> str:
 
 
 def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis | None = None,
-                   analysis_b: Analysis | None = None, labels: Sequence[str] = ("A", "B"), *,
-                   radius: RadiusMode = "normalised", time_axis: TimeAxis = "log",
-                   max_frames: int = 160, presenter: bool = False,
-                   max_neurons: int = 300) -> go.Figure:
-    """Both runs on one animated figure with a shared time cursor (see the module docstring).
+                   analysis_b: Analysis | None = None, labels: Sequence[str] = ("A", "B"),
+                   options: FigureOptions | None = None, *, max_frames: int = 160,
+                   max_neurons: int = 300) -> AnimatedFigure:
+    """Both runs on one animated figure with a shared time cursor (see the module docstring),
+    shown as `options` say (radius, time axis, presenter mode).
 
     labels: names of the runs (legend, panel titles, table columns)."""
-    style = style_for(presenter)
+    opts = options or FigureOptions()
+    presenter, radius, time_axis = opts.presenter, opts.radius, opts.time_axis
+    style = opts.style
     trajs = (traj_a, traj_b)
     analyses = (analysis_a, analysis_b)
     spec = shared_time_spec(trajs, time_axis)
@@ -339,8 +341,9 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
             fig.update_yaxes(range=[lo, hi], row=k + 1, col=3, gridcolor=GRID,
                              tickformat=".0%", dtick=0.5)
 
-    # -- frames and slider
-    frames, steps = [], []
+    # -- frames: the moving traces' values, played by the browser
+    frames: list[list[dict]] = []
+    labels_t: list[str] = []
     for n, tg in enumerate(grid):
         data: list[dict] = []
         for side, (tr, sel, scale, caption) in enumerate(frame_builders):
@@ -349,22 +352,20 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
             data += [pos, neg, caption(f)]
         tc = float(spec.show(tg))
         data += [{"x": [tc, tc]} for _ in cursor_idx]
-        frames.append({"name": str(n), "data": [{"type": "scatter", **d} for d in data],
-                       "traces": [*moving, *cursor_idx]})
-        steps.append(frame_step(str(n), fmt_time(float(tg))))
-    fig.frames = frames
+        frames.append(data)
+        labels_t.append(f"t = {fmt_time(float(tg))}")
+    anim = Animation.from_frames(frames, [*moving, *cursor_idx], labels_t,
+                                 frame_ms=frame_ms(len(frames)),
+                                 dtypes={"marker.size": "u1"})
     title = f"{labels[0]} vs {labels[1]} — one time grid, one cursor"
     n_lines = max(len(t.split("<br>")) for t in titles[:2])
     hd = header(title, style.title, style.font, legend_names(fig), style.small,
                 n_lines * style.small * 1.25 + 8)
-    top_px, bottom_px = max(hd.top_px, 72.0), 112
-    plot_px = int(style.height * 0.95) - 110 - bottom_px  # the plot area keeps its height
+    top_px, bottom_px = max(hd.top_px, 72.0), round(52 * style.font / 15.0)
+    plot_px = int(style.height * 0.95) - 110 - 112  # the plot area keeps its height
     height = round(plot_px + top_px + bottom_px)
-    below = -(56.0 * style.font / 15.0) / plot_px
     head = header_layout(hd, height, style.small)
     fig.update_layout(
-        **player(steps, style, below, plot_px, redraw=False, slider_x=0.17,
-                 min_ms=35),
         template="plotly_white",
         title={**head["title"], "text": title, "font": {"size": style.title, "color": INK}},
         font={"family": style.family, "size": style.font, "color": INK},
@@ -372,13 +373,16 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
         legend=head["legend"],
         hovermode="closest", hoverlabel={"font": {"size": style.small}},
         paper_bgcolor="white", plot_bgcolor="white", uirevision="compare-figure",
-        meta={"frames": len(frames), "grid_t": [float(x) for x in grid[[0, -1]]]
-              if grid.size else [], "labels": list(labels),
-              "frame_duration_ms": frame_ms(len(frames)), "legend_rows": hd.legend_rows},
     )
     for ann in fig.layout.annotations[: len(titles)]:
         ann.font = {"size": style.small, "color": INK}
-    return fig
+    meta = {"frames": len(frames), "grid_t": [float(x) for x in grid[[0, -1]]]
+            if grid.size else [], "labels": list(labels),
+            "frame_duration_ms": anim.frame_ms, "legend_rows": hd.legend_rows}
+    fig.update_layout(meta=meta)
+    if presenter:
+        fit_any_height(fig)
+    return AnimatedFigure(fig, anim, meta)
 
 
 __all__ = ["COLUMN_WIDTHS", "PANEL_PX_COMPARE", "column_px", "compare_figure",

@@ -1,24 +1,33 @@
 """Figure export: a standalone HTML file that animates offline, and a PNG of one frame.
 
-`standalone_html(fig)` embeds plotly.js (no external script), keeps the figure's frames, Play
-button and slider, and does not start playing on open. `png_bytes(fig, frame)` renders one
-frame through kaleido, which drives a headless Chromium: it looks for one in BROWSER_PATH,
-then at the usual system paths (Debian's /usr/bin/chromium). MathJax is switched off so that
-the export never reaches for a CDN (our labels use Unicode, not LaTeX).
+`standalone_html(fig)` writes one page holding Plotly.js, the browser player
+(`viz/player/`) and the figure's payload (`viz.payload`): it plays, pauses and seeks with no
+network, exactly as in the dashboard, and does not start playing on open. A static figure
+(no frames) is written by Plotly's own HTML writer. `png_bytes(fig, frame)` renders one frame
+— without the player's controls — through kaleido, which drives a headless Chromium: it looks
+for one in BROWSER_PATH, then at the usual system paths (Debian's /usr/bin/chromium). MathJax
+is switched off so that the export never reaches for a CDN (labels use Unicode, not LaTeX).
 
 No Streamlit and no dynamics here; the only side effect is starting Chromium for PNGs.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
 import os
 import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
+import plotly
 import plotly.graph_objects as go
+
+from .animation import AnimatedFigure
+from .payload import encode
+from .player import asset, design_height
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser",
                        "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable")
@@ -35,16 +44,49 @@ class ExportUnavailable(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- HTML
-def standalone_html(fig: go.Figure, *, title: str = "Early alignment") -> bytes:
-    """The figure as one self-contained HTML page (plotly.js embedded, frames kept, no
-    auto-play) that opens and animates in a browser without a network connection."""
-    html = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False,
-                       config=HTML_CONFIG, div_id="early-alignment-figure",
-                       default_width="100%")
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+_BOOT = """
+(function () {
+  var b = atob(document.getElementById("eae-payload").textContent.trim());
+  var u = new Uint8Array(b.length);
+  for (var i = 0; i < b.length; i++) u[i] = b.charCodeAt(i);
+  var root = document.getElementById("eae-figure");
+  var opts = JSON.parse(document.getElementById("eae-options").textContent);
+  var p = EAEPlayer.mount(root, {config: opts.config,
+    heightFor: opts.fill ? function () { return Math.max(380, window.innerHeight - 16); } : null});
+  p.show(EAEPlayer.decode(u.buffer), "export", false);
+  if (opts.fill) window.addEventListener("resize", function () { p.fitHeight(); });
+})();
+"""
+
+
+def _script(js: str) -> str:
+    return "<script>" + js.replace("</script", "<\\/script") + "</script>"
+
+
+def standalone_html(fig: AnimatedFigure | go.Figure, *, title: str = "Early alignment") -> bytes:
+    """The figure as one self-contained HTML page that opens and animates in a browser with no
+    network connection (an `AnimatedFigure`: the dashboard's player, no auto-play; a static
+    `go.Figure`: Plotly's page, plotly.js embedded)."""
     head = (f"<title>{_escape(title)}</title>\n<meta name='generator' "
             "content='Early Alignment Explorer'>\n")
-    html = html.replace("<head>", "<head>\n" + head, 1)
-    return html.encode("utf-8")
+    if isinstance(fig, go.Figure):
+        html = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False,
+                           config=HTML_CONFIG, div_id="early-alignment-figure",
+                           default_width="100%")
+        return html.replace("<head>", "<head>\n" + head, 1).encode("utf-8")
+    payload = base64.b64encode(encode(fig)).decode("ascii")
+    fill = design_height(fig.figure) is not None and fig.figure.layout.height is None
+    options = json.dumps({"config": HTML_CONFIG, "fill": fill})
+    page = "".join([
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>", head,
+        "<style>", asset("player.css"), "body { overflow: auto; }</style>",
+        "</head><body><div id='eae-figure'></div>",
+        f"<script type='application/octet-stream' id='eae-payload'>{payload}</script>",
+        f"<script type='application/json' id='eae-options'>{options}</script>",
+        _script(PLOTLY_JS.read_text(encoding="utf-8")), _script(asset("player.js")),
+        _script(_BOOT), "</body></html>"])
+    return page.encode("utf-8")
 
 
 def _escape(text: str) -> str:
@@ -52,35 +94,25 @@ def _escape(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------- one frame
-def n_frames(fig: go.Figure) -> int:
+def n_frames(fig: AnimatedFigure | go.Figure) -> int:
+    if isinstance(fig, AnimatedFigure):
+        return fig.animation.n_frames
     return len(fig.frames or ())
 
 
-def frame_figure(fig: go.Figure, frame: int | None = None) -> go.Figure:
-    """A static copy of `fig` showing animation frame `frame` (None: the figure as it opens,
-    i.e. frame 0; negative counts from the end): the frame's data applied to its traces, the
-    slider moved there, frames and Play buttons dropped."""
+def frame_figure(fig: AnimatedFigure | go.Figure, frame: int | None = None) -> go.Figure:
+    """A static copy of `fig` showing animation frame `frame` (None: the figure as it opens;
+    negative counts from the end), with no player controls (the player draws them outside
+    the figure; an old-style figure's Play buttons and frames are dropped)."""
+    if isinstance(fig, AnimatedFigure):
+        n = fig.animation.n_frames
+        k = fig.animation.start if frame is None else frame % max(n, 1)
+        return fig.frame_figure(k)
     d = copy.deepcopy(fig.to_plotly_json())
-    frames = d.pop("frames", None) or []
+    d.pop("frames", None)
     layout = d.setdefault("layout", {})
-    if frames and frame is not None:
-        k = frame % len(frames)
-        fr = frames[k]
-        traces = fr.get("traces") or list(range(len(fr.get("data", []))))
-        for idx, upd in zip(traces, fr.get("data", []), strict=False):
-            if 0 <= idx < len(d["data"]):
-                base = d["data"][idx]
-                for key, val in upd.items():
-                    if key == "type":
-                        continue
-                    if isinstance(val, dict) and isinstance(base.get(key), dict) \
-                            and "bdata" not in val:  # a nested object, not a typed array
-                        base[key] = {**base[key], **val}
-                    else:
-                        base[key] = val
-        for s in layout.get("sliders") or []:
-            s["active"] = k
     layout.pop("updatemenus", None)  # a Play button in a still picture is noise
+    layout.pop("sliders", None)
     return go.Figure(d)
 
 
@@ -113,7 +145,8 @@ def png_available() -> tuple[bool, str]:
     return True, ""
 
 
-def png_bytes(fig: go.Figure, frame: int | None = None, *, width: int | None = None,
+def png_bytes(fig: AnimatedFigure | go.Figure, frame: int | None = None, *,
+              width: int | None = None,
               height: int | None = None, scale: float = 2.0) -> bytes:
     """A PNG of one frame of `fig` (see `frame_figure`), rendered by kaleido + Chromium.
     Raises ExportUnavailable when that cannot run here."""
@@ -128,7 +161,7 @@ def png_bytes(fig: go.Figure, frame: int | None = None, *, width: int | None = N
     static = frame_figure(fig, frame)
     lay = static.layout
     w = int(width or lay.width or PNG_WIDTH)
-    h = int(height or lay.height or 900)  # presenter figures have no fixed height
+    h = int(height or lay.height or design_height(static) or 900)  # presenter: no height
     spec = static.to_plotly_json()
     try:
         with _png_lock:

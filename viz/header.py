@@ -142,30 +142,6 @@ def top_legend_width(width_px: float, margin_l: float, margin_r: float,
     return width_px - margin_l - margin_r - column_legend_px(phase_names, size)
 
 
-def _button_px(menu: object, size: float) -> float:
-    labels = [str(b.label or "") for b in getattr(menu, "buttons", ())]
-    return sum(text_px(lab, size)[0] + 24.0 for lab in labels) + 8.0
-
-
-def compact_controls(fig: go.Figure) -> go.Figure:
-    """Presenter mode: the time slider level with the ▶ Play / ❚❚ Pause buttons, starting
-    just right of them (a pixel padding, so it never runs under them at any width), without
-    its "t = …" readout (every animated figure shows t in its frame caption); the bottom
-    margin keeps room for the buttons only. Call after `pixel_anchored`. Modifies and
-    returns `fig`."""
-    menus, sliders = fig.layout.updatemenus, fig.layout.sliders
-    if not menus or not sliders or menus[0].y != 0.0 or sliders[0].y != 0.0:
-        return fig
-    menu, slider = menus[0], sliders[0]
-    size = float(menu.font.size or 15) if menu.font is not None else 15.0
-    button_t = float(menu.pad.t or 0) if menu.pad is not None else 0.0
-    slider.currentvalue.visible = False
-    slider.x, slider.len, slider.xanchor = menu.x or 0.0, 1.0 - (menu.x or 0.0), "left"
-    slider.pad = {"t": round(button_t + 0.45 * size), "l": round(_button_px(menu, size) + 12),
-                  "b": 0, "r": 0}
-    return fig
-
-
 def _plot_px(fig: go.Figure, height: float) -> float:
     m = fig.layout.margin
     return float(height - (m.t if m.t is not None else 100) - (m.b if m.b is not None else 80))
@@ -221,6 +197,6 @@ def pixel_anchored(fig: go.Figure, height: float, width_px: float = PRESENTER_WI
 
 
 __all__ = ["DESIGN_WIDTH_PX", "GAP_PX", "LEGEND_ITEM_PX", "PHASES_LEGEND", "PRESENTER_WIDTH_PX",
-           "TITLE_PAD_PX", "Header", "column_legend_px", "compact_controls", "header",
+           "TITLE_PAD_PX", "Header", "column_legend_px", "header",
            "header_layout", "legend_names", "legend_row_px", "legend_rows", "phases_legend",
            "pixel_anchored", "titled_legend", "top_legend_width"]

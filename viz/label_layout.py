@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from .animation import AnimatedFigure
+
 CHAR_EM = 0.58  # mean character width / font size (DejaVu/Inter/Arial, a little generous)
 LINE_EM = 1.25  # line height / font size
 PANEL_PX = 300.0  # on-screen width of the neuron panel's ±PANEL_LIMIT square (a lower bound)
@@ -318,20 +320,22 @@ def layout_panel(traces: Sequence[go.Scatter], *, limit: float, small: float,
 
 
 # ----------------------------------------------------------------------------- spec boxes
-def _frame_texts(fig: go.Figure, index: int) -> list[str]:
+def _frame_texts(fig: AnimatedFigure, index: int) -> list[str]:
     out: list[str] = []
-    for fr in fig.frames or ():
-        traces = list(fr.traces or ())
-        if index in traces:
-            t = fr.data[traces.index(index)].text
-            out += [t] if isinstance(t, str) else list(t or ())
+    for tr in fig.animation.tracks:
+        if tr.trace == index and tr.attr == "text" and tr.texts is not None:
+            for t in tr.texts:
+                out += [t] if isinstance(t, str) else list(t or ())
     return out
 
 
-def panel_text_boxes(fig: go.Figure, xaxis: str = "x", unit_px: float | None = None,
+def panel_text_boxes(fig: go.Figure | AnimatedFigure, xaxis: str = "x",
+                     unit_px: float | None = None,
                      limit: float = 1.38) -> list[tuple[str, Box]]:
     """(text, box) of every text drawn in the neuron panel on `xaxis`, from the figure spec;
     a frame caption's box is the widest over all frames."""
+    animated = fig if isinstance(fig, AnimatedFigure) else None
+    fig = fig.figure if isinstance(fig, AnimatedFigure) else fig
     unit = unit_px or PANEL_PX / (2 * limit)
     out: list[tuple[str, Box]] = []
     for i, tr in enumerate(fig.data):
@@ -339,7 +343,8 @@ def panel_text_boxes(fig: go.Figure, xaxis: str = "x", unit_px: float | None = N
             continue
         texts = [tr.text] if isinstance(tr.text, str) else list(tr.text)
         if tr.name == "frame caption":
-            texts = [max(texts + _frame_texts(fig, i), key=lambda t: text_px(t, 1.0)[0])]
+            more = _frame_texts(animated, i) if animated is not None else []
+            texts = [max(texts + more, key=lambda t: text_px(t, 1.0)[0])]
         pos = tr.textposition
         size = float(tr.textfont.size) if tr.textfont and tr.textfont.size else 14.0
         pad = 0.0 if tr.name == "frame caption" else TEXT_PAD_PX

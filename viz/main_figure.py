@@ -1,14 +1,14 @@
-"""The main figure: one Plotly figure with frames, animated in the browser.
+"""The main figure: a Plotly figure and its frames as arrays, animated by the browser player.
 
 Left: the 2D neuron panel (`viz.neuron_panel`) — each neuron w_j at its direction in the
 trajectory's plane, coloured by sign(a_j) and sized by norm, with the data, the activation-cone
 boundaries and the theory's directions. Right: per-neuron norms, the loss and the accuracy on
 one shared time axis (`viz.time_axes`, `viz.time_panels`) with a moving time cursor, and the
-phases and time markers of an `Analysis` on every time axis (`viz.phase_marks`); the player
-(`viz.player`) underneath.
+phases and time markers of an `Analysis` on every time axis (`viz.phase_marks`). The player
+(`viz/player/`, in the page or an exported HTML file) draws Play/Pause and the time slider.
 
-Pure: Trajectory (+ Analysis) and options in, `go.Figure` out; nothing here integrates.
-Frames update only the traces that move (neurons, the frame caption and the cursors).
+Pure: Trajectory (+ Analysis) and `FigureOptions` in, `AnimatedFigure` out; nothing here
+integrates. Frames update only the traces that move (neurons, the frame caption, cursors).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from plotly.subplots import make_subplots
 from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
+from .animation import AnimatedFigure, Animation
 from .arrays import f32, f64
 from .header import (
     DESIGN_WIDTH_PX,
@@ -37,7 +38,6 @@ from .header import (
 from .label_layout import layout_panel, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
-    RadiusMode,
     caption_xy,
     cone_trace,
     data_traces,
@@ -48,12 +48,11 @@ from .neuron_panel import (
     neuron_subset,
     radius_scale,
 )
+from .options import FigureOptions
 from .phase_marks import add_time_annotations, lane_px, phase_names, time_labels
-from .player import frame_ms, frame_step, player
-from .style import GRID, INK, NEGATIVE, POSITIVE, Style, style_for
+from .player import fit_any_height, frame_ms
+from .style import GRID, INK, NEGATIVE, POSITIVE, Style
 from .time_axes import (
-    TimeAxis,
-    TimeScale,
     fmt_time,
     frame_indices,
     log_dtick,
@@ -83,19 +82,18 @@ def _title(traj: Trajectory, style: Style, n_drawn: int) -> str:
     return title
 
 
-def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
-                radius: RadiusMode = "normalised", time_axis: TimeAxis = "log",
-                time_scale: TimeScale = "t", max_frames: int = 200, presenter: bool = False,
-                max_curves: int = 150, max_neurons: int = 600) -> go.Figure:
-    """The animated main figure (see the module docstring).
-
-    radius: "normalised" (‖w_j‖ / max_k ‖w_k‖ per frame) or "log" (log‖w_j‖ on a fixed scale).
-    time_axis: "log" or "linear"; time_scale: "t" or "t_over_log_inv_eps" (t / ln(1/ε)).
-    At most `max_frames` animation frames, `max_curves` norm curves, `max_neurons` neurons.
+def main_figure(traj: Trajectory, analysis: Analysis | None = None,
+                options: FigureOptions | None = None, *, max_frames: int = 200,
+                max_curves: int = 150, max_neurons: int = 600) -> AnimatedFigure:
+    """The animated main figure (see the module docstring), shown as `options` say (radius and
+    time axes, time unit, presenter mode). At most `max_frames` animation frames,
+    `max_curves` norm curves, `max_neurons` neurons.
     """
-    style = style_for(presenter)
-    spec = time_axis_spec(traj, time_axis, time_scale)
-    scale = radius_scale(traj, radius)
+    opts = options or FigureOptions()
+    presenter = opts.presenter
+    style = opts.style
+    spec = time_axis_spec(traj, opts.time_axis, opts.time_scale)
+    scale = radius_scale(traj, opts.radius)
     classification = traj.classification and np.isfinite(traj.accuracy).any()
     n_time = 3 if classification else 2
     F = traj.n_frames
@@ -226,19 +224,18 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                              tickformat=".0%", dtick=0.5,
                              title={"text": time_titles[k], "standoff": 4})
 
-    # -- frames, slider, buttons
-    frames = []
-    steps = []
-    for n, f in enumerate(fidx):
-        f = int(f)
+    # -- frames: the moving traces' values, played by the browser
+    frames: list[list[dict]] = []
+    labels: list[str] = []
+    for f in (int(f) for f in fidx):
         pos, neg, top = neuron_frame(traj, f, sel, scale, style, not fixed)
         tc = float(spec.show(traj.t[f]))
-        data: list[dict] = [pos, neg, caption(f, top)]
-        data += [{"x": [tc, tc]} for _ in cursor_idx]
-        frames.append({"name": str(n), "data": [{"type": "scatter", **d} for d in data],
-                       "traces": [i_pos, i_neg, i_cap, *cursor_idx]})
-        steps.append(frame_step(str(n), fmt_time(float(traj.t[f]))))
-    fig.frames = frames  # validated once here (arrays are typed-array specs: cheap)
+        frames.append([pos, neg, {"text": [caption_text(f, top)]},
+                       *({"x": [tc, tc]} for _ in cursor_idx)])
+        labels.append(f"t = {fmt_time(float(traj.t[f]))}")
+    anim = Animation.from_frames(frames, [i_pos, i_neg, i_cap, *cursor_idx], labels,
+                                 frame_ms=frame_ms(len(frames)),
+                                 dtypes={"marker.size": "u1"})
     # presenter mode: one row of phase labels (the rest are in the phases' legend and the
     # hover), laid out for the wider time axes of a window without sidebar
     marks = {"max_lanes": 1, "axis_px": PRESENTER_AXIS_PX} if presenter else {}
@@ -256,13 +253,9 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
                     legend_names(fig) + phase_names(analysis, spec), style.small, below_px)
     top_px = max(hd.top_px, 72.0)
     plot_px = style.height - 96 - 118  # the plot area keeps its height
-    # controls under the time-axis title; in presenter mode a little closer, and the slider
-    # without its "t = …" readout (the panel's caption shows t), level with ▶ Play
-    controls_px = (50.0 if presenter else 58.0) * style.font / 15.0
-    bottom_px = round(controls_px + 42) if presenter else 118
+    bottom_px = round(52 * style.font / 15.0)  # tick labels and the time axis' title
     height = round(plot_px + top_px + bottom_px)
     add_time_annotations(fig, analysis, time_axes, spec, style, **marks)
-    fig.update_layout(**player(steps, style, -controls_px / plot_px, plot_px))
 
     head = header_layout(hd, height, style.small)
     head["title"] = {**head["title"], "text": title, "font": {"size": style.title, "color": INK}}
@@ -284,18 +277,15 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         hoverlabel={"font": {"size": style.small}},
         paper_bgcolor="white", plot_bgcolor="white",
         uirevision="main-figure",
-        meta={"frames": len(frames), "neurons_drawn": int(sel.size),
-              "norm_curves": n_curves, "time_axis": spec.title,
-              "frame_duration_ms": frame_ms(len(frames)), "caption_corner": corner,
-              "legend_rows": hd.legend_rows, "label_lanes": lanes},
     )
     fig.layout.annotations[0].font = {"size": style.font, "color": INK}  # panel title
-    return fig
+    meta = {"frames": len(frames), "neurons_drawn": int(sel.size), "norm_curves": n_curves,
+            "time_axis": spec.title, "frame_duration_ms": anim.frame_ms,
+            "caption_corner": corner, "legend_rows": hd.legend_rows, "label_lanes": lanes}
+    fig.update_layout(meta=meta)
+    if presenter:
+        fit_any_height(fig)
+    return AnimatedFigure(fig, anim, meta)
 
 
-def figure_json_size(fig: go.Figure) -> int:
-    """Bytes of the figure's JSON, as sent to the browser."""
-    return len(fig.to_json().encode())
-
-
-__all__ = ["figure_json_size", "main_figure"]
+__all__ = ["main_figure"]

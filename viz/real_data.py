@@ -29,11 +29,13 @@ from dynamics.annotations import Analysis
 from dynamics.readouts import AlignmentCurves, alignment_curves, class_means, mean_neuron
 from dynamics.trajectory import Trajectory
 
+from .animation import AnimatedFigure, Animation
 from .arrays import f32, f64
+from .options import FigureOptions
 from .phase_marks import add_phase_bands
-from .player import frame_step, player
-from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba, style_for
-from .time_axes import TimeAxis, fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
+from .player import fit_any_height, frame_ms
+from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba
+from .time_axes import fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
 from .time_panels import cursor_trace
 
 IMAGE_SCALE = [[0.0, "#B2182B"], [0.25, "#EF8A62"], [0.5, "#F7F7F7"], [0.75, "#67A9CF"],
@@ -96,14 +98,17 @@ def _picture_frames(traj: Trajectory, f: int) -> list[np.ndarray | None]:
     return out
 
 
-def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
-                     time_axis: TimeAxis = "log", max_frames: int = 150,
-                     presenter: bool = False, iterations: bool | None = None) -> go.Figure:
-    """The Figure-5 view of one run (see the module docstring), animated over its frames.
+def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
+                     options: FigureOptions | None = None, *, max_frames: int = 150,
+                     iterations: bool | None = None) -> AnimatedFigure:
+    """The Figure-5 view of one run (see the module docstring), animated over its frames, shown
+    as `options` say (time axis, presenter mode).
 
     iterations: label the slider with GD iterations k = t/η too (default: when the run used GD).
     """
-    style = style_for(presenter)
+    opts = options or FigureOptions()
+    presenter, time_axis = opts.presenter, opts.time_axis
+    style = opts.style
     spec = time_axis_spec(traj, time_axis, "t")
     cfg = traj.config
     if iterations is None:
@@ -274,36 +279,32 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         time_axes.append((f"x{n if n > 1 else ''}", f"y{n if n > 1 else ''}"))
     add_phase_bands(fig, analysis, time_axes, spec)  # detected phases: light bands
 
-    # -- frames
-    frames, steps = [], []
-    for n, f in enumerate(fidx):
-        f = int(f)
+    # -- frames: the moving traces' values, played by the browser (pictures need a redraw)
+    frames: list[list[dict]] = []
+    labels: list[str] = []
+    for f in (int(f) for f in fidx):
         pics = _picture_frames(traj, f)
         data: list[dict] = []
         if is_image:
             for img in (pics[0], pics[2]):
-                z = img if img is not None else np.full((8, 8), np.nan)
-                data.append({"type": "heatmap", "z": np.round(z, 4).tolist()})
+                data.append({"z": img if img is not None else np.full((8, 8), np.nan)})
         else:
             for w_v, m_v in ((pics[0], pics[1]), (pics[2], pics[3])):
                 d = 0 if m_v is None else min(m_v.size, MAX_BAR_COORDS)
-                data.append({"type": "bar", "y": _bar_values(w_v, d)})
-        data.append({"type": "scatter", "text": [caption_text(f)]})
+                data.append({"y": _bar_values(w_v, d)})
+        data.append({"text": [caption_text(f)]})
         tc = float(ts[f])
-        data += [{"type": "scatter", "x": [tc, tc]} for _ in cursor_idx]
-        frames.append({"name": str(n), "data": data, "traces": [*moving, i_cap, *cursor_idx]})
-        label = fmt_time(float(t[f])) + (f" (k = {round(float(t[f]) / lr):,})"
-                                          if iterations else "")
-        steps.append(frame_step(str(n), label, redraw=True))
-    fig.frames = frames
+        data += [{"x": [tc, tc]} for _ in cursor_idx]
+        frames.append(data)
+        labels.append("t = " + fmt_time(float(t[f])) + (f" (k = {round(float(t[f]) / lr):,})"
+                                                       if iterations else ""))
+    anim = Animation.from_frames(frames, [*moving, i_cap, *cursor_idx], labels,
+                                 frame_ms=max(50, frame_ms(len(frames))), redraw=True)
     height = int(style.height * 1.12)
-    top_px, bottom_px = 70, 100
-    plot_px = height - top_px - bottom_px
-    below = -(50.0 * style.font / 15.0) / plot_px
+    top_px, bottom_px = 70, 46
+    height -= 100 - bottom_px  # the player's controls are outside the figure
     data_name = _data_name(traj)
     fig.update_layout(
-        **player(steps, style, below, plot_px, redraw=True, slider_x=0.17,
-                 min_ms=50),
         template="plotly_white",
         title={"text": f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} "
                        f"({cfg.init.scheme}) · {cfg.loss.kind} loss ({cfg.loss.reduction})"
@@ -316,12 +317,15 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None, *,
         height=height, margin={"l": 56, "r": 16, "t": top_px, "b": bottom_px},
         hovermode="closest", hoverlabel={"font": {"size": style.small}},
         paper_bgcolor="white", plot_bgcolor="white", uirevision="real-data-figure",
-        meta={"frames": len(frames), "picture": "image" if is_image else "bars",
-              "frame_indices": [int(f) for f in fidx]},
     )
     for ann in fig.layout.annotations[: len(titles)]:
         ann.font = {"size": style.small, "color": INK}
-    return fig
+    meta = {"frames": len(frames), "picture": "image" if is_image else "bars",
+            "frame_indices": [int(f) for f in fidx]}
+    fig.update_layout(meta=meta)
+    if presenter:
+        fit_any_height(fig)
+    return AnimatedFigure(fig, anim, meta)
 
 
 def _bar_values(v: np.ndarray | None, d: int) -> list[float | None]:

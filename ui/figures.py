@@ -1,0 +1,196 @@
+"""The one figure cache: every animated figure a page shows, built once per (trajectory,
+figure kind, `FigureOptions`) and shared by all sessions, kept as the payload bytes the
+browser player fetches (`ui.server`'s `fig/<key>` route) beside the `AnimatedFigure` the
+downloads need.
+
+Keys are content keys: sha256 of the figure kind, `VIZ_VERSION`, the options' key and each
+trajectory's key (its config's cache key, status, frame count and last time), so a key names
+one picture wherever it is computed. The store is bounded (entries and MB, least recently used
+out); a key can be announced before it is built (`expect`) so that the route waits for it
+instead of answering 404 (a family of runs computed in the background).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dynamics.annotations import Analysis
+from dynamics.limits import get_limits
+from dynamics.trajectory import Trajectory
+from viz.animation import AnimatedFigure
+from viz.compare import compare_figure
+from viz.main_figure import main_figure
+from viz.options import FigureOptions
+from viz.payload import encode
+from viz.real_data import real_data_figure
+
+from . import server
+
+VIZ_VERSION = "1"  # bump when a figure changes for the same trajectory and options
+MAX_ENTRIES = 256
+MAX_MB = 256.0
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A figure ready for the player: its content `key`, the `payload` bytes, and the
+    `figure` (for HTML/PNG downloads)."""
+
+    key: str
+    payload: bytes
+    figure: AnimatedFigure
+
+
+def trajectory_key(traj: Trajectory) -> str:
+    """What identifies a trajectory's picture: config key, status, frames and last time."""
+    last = float(traj.t[-1]) if traj.n_frames else 0.0
+    return f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}"
+
+
+def figure_key(kind: str, trajs: tuple[Trajectory, ...], options: FigureOptions,
+               extra: str = "") -> str:
+    h = hashlib.sha256()
+    for part in (kind, VIZ_VERSION, options.key, extra, *map(trajectory_key, trajs)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+class FigureStore:
+    """Bounded LRU of `Shown` by key, with waiters for keys announced but not yet built."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_mb: float = MAX_MB) -> None:
+        self._lock = threading.Condition()
+        self._items: OrderedDict[str, Shown] = OrderedDict()
+        self._expected: dict[str, float] = {}  # key -> monotonic deadline
+        self._bytes = 0
+        self.max_entries, self.max_bytes = max_entries, int(max_mb * 2**20)
+        self.builds = 0
+
+    def get(self, key: str) -> Shown | None:
+        with self._lock:
+            got = self._items.get(key)
+            if got is not None:
+                self._items.move_to_end(key)
+            return got
+
+    def payload(self, key: str) -> bytes | None:
+        got = self.get(key)
+        return got.payload if got is not None else None
+
+    def put(self, shown: Shown) -> Shown:
+        with self._lock:
+            old = self._items.pop(shown.key, None)
+            if old is not None:
+                self._bytes -= len(old.payload)
+            self._items[shown.key] = shown
+            self._bytes += len(shown.payload)
+            self._expected.pop(shown.key, None)
+            while self._items and (len(self._items) > self.max_entries
+                                   or self._bytes > self.max_bytes) and len(self._items) > 1:
+                _, gone = self._items.popitem(last=False)
+                self._bytes -= len(gone.payload)
+            self._lock.notify_all()
+        return shown
+
+    def expect(self, key: str, within_s: float = 120.0) -> None:
+        """Announce that `key` will be built soon (the route then waits for it)."""
+        with self._lock:
+            self._expected[key] = time.monotonic() + within_s
+
+    def forget_expected(self, key: str) -> None:
+        with self._lock:
+            self._expected.pop(key, None)
+            self._lock.notify_all()
+
+    def wait(self, key: str, timeout: float) -> bytes | None:
+        """The payload of `key`, waiting up to `timeout` s if it is announced (else None)."""
+        end = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                got = self._items.get(key)
+                if got is not None:
+                    return got.payload
+                deadline = self._expected.get(key)
+                now = time.monotonic()
+                if deadline is None or now >= min(end, deadline):
+                    return None
+                self._lock.wait(min(end, deadline) - now)
+
+    def stats(self) -> dict[str, float]:
+        with self._lock:
+            return {"entries": len(self._items), "mb": self._bytes / 2**20,
+                    "builds": self.builds, "expected": len(self._expected)}
+
+
+STORE = FigureStore()
+server.register_payloads(STORE.payload, STORE.wait)
+_build_locks: dict[str, threading.Lock] = {}
+_locks_lock = threading.Lock()
+
+
+def _shown(key: str, build: Callable[[], AnimatedFigure]) -> Shown:
+    """The stored figure `key`, else built once (concurrent callers of one key wait)."""
+    got = STORE.get(key)
+    if got is not None:
+        return got
+    with _locks_lock:
+        lock = _build_locks.setdefault(key, threading.Lock())
+    with lock:
+        got = STORE.get(key)
+        if got is None:
+            fig = build()
+            STORE.builds += 1
+            got = STORE.put(Shown(key, encode(fig, {"key": key}), fig))
+    with _locks_lock:
+        _build_locks.pop(key, None)
+    return got
+
+
+def main(traj: Trajectory, analysis: Analysis | None, options: FigureOptions) -> Shown:
+    """The Explorer's main figure (`viz.main_figure`) for a run."""
+    key = figure_key("main", (traj,), options, "a" if analysis is not None else "")
+    return _shown(key, lambda: main_figure(traj, analysis, options))
+
+
+def main_key(traj: Trajectory, analysis_present: bool, options: FigureOptions) -> str:
+    """The key `main` will give this run (to announce it before it is built)."""
+    return figure_key("main", (traj,), options, "a" if analysis_present else "")
+
+
+def compare(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis | None,
+            analysis_b: Analysis | None, labels: tuple[str, str],
+            options: FigureOptions) -> Shown:
+    """The Compare page's figure of two runs (`viz.compare`)."""
+    extra = "|".join([*labels, *("a" if a is not None else "" for a in (analysis_a, analysis_b))])
+    key = figure_key("compare", (traj_a, traj_b), options, extra)
+    return _shown(key, lambda: compare_figure(traj_a, traj_b, analysis_a, analysis_b, labels,
+                                              options))
+
+
+def real_data(traj: Trajectory, analysis: Analysis | None, options: FigureOptions) -> Shown:
+    """The Real data page's figure of a run (`viz.real_data`)."""
+    key = figure_key("real_data", (traj,), options, "a" if analysis is not None else "")
+    return _shown(key, lambda: real_data_figure(traj, analysis, options))
+
+
+def build(key: str, make: Callable[[], AnimatedFigure]) -> Shown:
+    """Any other animated figure under a key from `figure_key` (compare, real data…)."""
+    return _shown(key, make)
+
+
+def configure_from_limits() -> None:
+    """Bounds from the server's limits (the figure cache is a part of the memory cache)."""
+    lim = get_limits()
+    STORE.max_bytes = int(min(MAX_MB, lim.memory_cache_mb / 2) * 2**20)
+
+
+configure_from_limits()
+
+__all__ = ["STORE", "VIZ_VERSION", "FigureStore", "Shown", "build", "compare", "figure_key",
+           "main", "main_key", "real_data", "trajectory_key"]

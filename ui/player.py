@@ -1,0 +1,71 @@
+"""The figure player on a page: a Streamlit component (static files in `viz/player/`) that
+draws a figure's first frame with Plotly.js and plays its frames in the browser.
+
+`show(shown, key=...)` passes the figure by its key: when the server serves the project's
+routes (`ui.server.mounted()`, `streamlit run serve.py`) the player fetches the payload from
+`/api/eae/fig/<key>` (cached by the browser, shared by every session of the server) and
+Plotly.js from `/api/eae/plotly-<version>.min.js`; otherwise (plain `streamlit run app.py`,
+AppTest) the payload travels inline and Plotly.js comes from the `plotly` package's folder,
+declared as a second component. The component's value is the last event the player sent (a
+scrub released: {"event": "scrub", "param", "value", "index", "nonce"}) or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from viz.player import HERE, design_height
+from viz.style import plotly_config
+
+from . import server
+from .figures import Shown
+
+_player = components.declare_component("eae_player", path=str(HERE))
+_plotly_dir = components.declare_component("eae_plotlyjs", path=str(server.PLOTLY_JS.parent))
+
+
+def plotly_src() -> str:
+    """Where the player's page loads Plotly.js from (see the module docstring)."""
+    if server.mounted():
+        return server.plotly_js_url()
+    return f"../{_plotly_dir.name}/plotly.min.js"
+
+
+def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
+               keys: Sequence[str | None], current: int) -> dict[str, Any]:
+    """The player's `family`: runs along one control (`param`, its `label`), one payload key
+    per value (None: cannot be computed), `current` the value on screen."""
+    return {"param": param, "label": label, "values": list(values), "labels": list(labels),
+            "sources": [f"{server.API}/fig/{k}" if k else None for k in keys],
+            "current": int(current)}
+
+
+def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False,
+         family: Mapping[str, Any] | None = None, filename: str | None = None) -> Any:
+    """Draw `shown` with the player (component key `key`); returns the player's last event
+    (a scrub released) or None. A `family` (`family_arg`) adds the scrub slider; it needs the
+    server's routes (its runs are fetched by key), so it is left out otherwise."""
+    args: dict[str, Any] = {
+        "fig_key": shown.key, "plotly_src": plotly_src(), "presenter": bool(presenter),
+        "stale": bool(stale), "config": plotly_config(filename),
+        "design_height": design_height(shown.figure.figure),
+    }
+    if server.mounted():
+        args["src"] = f"{server.API}/fig/{shown.key}"
+        args["family"] = dict(family) if family else None
+    else:
+        args["payload"] = shown.payload
+        args["family"] = None
+    return _player(**args, key=key, default=None)
+
+
+def last_event(key: str) -> Any:
+    """The player's value (its last event) in this session, or None."""
+    return st.session_state.get(key)
+
+
+__all__ = ["family_arg", "last_event", "plotly_src", "show"]

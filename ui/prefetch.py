@@ -1,0 +1,106 @@
+"""Speculative work while a page is idle: the neighbouring settings' runs (the service's
+background prefetch) and the first ones' figures (`ui.figures`), so the next step of a control
+is a cache hit for the run and the figure.
+
+`prefetch` hands configs to `Service.prefetch` (one background run at a time, only while no
+real request runs or waits, cancelled by any) and builds the main figures of the first
+`WARM_FIGURES` in one background thread; `page_busy` (a script run started) drops what has
+not begun, so the user's own figure goes first. Off when the server's settings say so
+(`EAE_PREFETCH=0`, e.g. in tests that do not test it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from dynamics.config import Config
+from dynamics.limits import get_settings
+from dynamics.status import Status
+from viz.options import FigureOptions
+
+from . import figures
+from .runner import get_service
+
+WARM_FIGURES = 1  # neighbours whose figure is built ahead: the next step of the moved control
+WARM_DELAY_S = 0.5  # after the page's own figure went out, before the first speculative one
+_warm_lock = threading.Lock()
+_warm: dict[str, Any] = {"gen": 0, "todo": [], "thread": None}
+
+
+def enabled() -> bool:
+    """Whether speculative work is on (`EAE_PREFETCH`, default 1 = on)."""
+    return get_settings().prefetch > 0
+
+
+def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) -> int:
+    """Hand `configs` (e.g. `ui.controls.neighbours` of the settings on screen) to the
+    service's background prefetch and, with `options`, build the first `WARM_FIGURES` main
+    figures in the background. Never blocks or fails the page; a newer call replaces the
+    list. How many runs are pending."""
+    if not enabled():
+        return 0
+    try:
+        service = get_service()
+        pending = service.prefetch(list(configs))
+    except Exception:  # speculative: never break the page
+        return 0
+    if options is not None:
+        with _warm_lock:
+            _warm["gen"] += 1
+            _warm["todo"] = [(c, options, service, _warm["gen"])
+                             for c in configs[:WARM_FIGURES]]
+            if _warm["thread"] is None:
+                _warm["thread"] = threading.Thread(target=_warm_loop, daemon=True,
+                                                   name="eae-warm-figures")
+                _warm["thread"].start()
+    return pending
+
+
+def page_busy() -> None:
+    """A script run started: speculative figures not yet begun are dropped (a figure build
+    holds the interpreter for a few hundredths of a second; the user's own run goes first)."""
+    with _warm_lock:
+        _warm["gen"] += 1
+        _warm["todo"] = []
+
+
+def warm_idle(timeout: float) -> bool:
+    """Wait until the speculative figures are built (tests); True if they are."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with _warm_lock:
+            if _warm["thread"] is None:
+                return True
+        time.sleep(0.02)
+    return False
+
+
+def _warm_loop() -> None:
+    """Build the listed figures one at a time, each `WARM_DELAY_S` after the last page run or
+    figure; a figure of a replaced list (`prefetch`, `page_busy`) is skipped."""
+    while True:
+        time.sleep(WARM_DELAY_S)
+        with _warm_lock:
+            if not _warm["todo"]:
+                _warm["thread"] = None
+                return
+            config, options, service, gen = _warm["todo"].pop(0)
+            if gen != _warm["gen"]:
+                continue
+        try:
+            traj = service.peek(config)
+            if traj is None and service.prefetch_idle(timeout=10.0):
+                traj = service.peek(config)
+            with _warm_lock:
+                stale = gen != _warm["gen"]
+            if traj is None or stale or not Status(traj.status).cacheable:
+                continue
+            figures.main(traj, service.analyse(traj), options)
+        except Exception:  # speculative: the page reports problems when it gets there
+            continue
+
+
+__all__ = ["WARM_FIGURES", "enabled", "page_busy", "prefetch", "warm_idle"]

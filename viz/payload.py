@@ -1,0 +1,100 @@
+"""An `AnimatedFigure` as bytes for the browser player, and back (tests, exports).
+
+Layout (little-endian): ``b"EAEP"``, u32 version, u32 n = length of the header, the header
+(UTF-8 JSON), zero padding to a multiple of 8, then the arrays, each starting at a multiple
+of 8 bytes. The header holds the Plotly figure (its long arrays are Plotly typed-array specs)
+and, per `Track`, where its values and frame offsets lie in the binary part (byte offset,
+count, dtype) or its texts. The player reads it with one `DataView` and typed-array views on
+the same buffer: no copy, no parsing of numbers from text.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+import numpy as np
+from plotly.utils import PlotlyJSONEncoder
+
+from .animation import AnimatedFigure, Animation, Track
+
+MAGIC = b"EAEP"
+VERSION = 1
+_NP = {"f4": np.float32, "f8": np.float64, "u1": np.uint8, "i4": np.int32}
+
+
+def _pad(n: int) -> int:
+    return (-n) % 8
+
+
+def encode(fig: AnimatedFigure, meta: dict[str, Any] | None = None) -> bytes:
+    """The payload of `fig` (see the module docstring); `meta` is added to the header."""
+    blobs: list[bytes] = []
+    pos = 0
+
+    def put(arr: np.ndarray) -> dict[str, int]:
+        nonlocal pos
+        b = np.ascontiguousarray(arr).tobytes()
+        ref = {"offset": pos, "count": int(arr.size)}
+        blobs.append(b + b"\0" * _pad(len(b)))
+        pos += len(b) + _pad(len(b))
+        return ref
+
+    anim = fig.animation
+    tracks: list[dict[str, Any]] = []
+    for tr in anim.tracks:
+        entry: dict[str, Any] = {"trace": tr.trace, "attr": tr.attr, "dtype": tr.dtype}
+        if tr.texts is not None:
+            entry["texts"] = list(tr.texts)
+        else:
+            assert tr.values is not None and tr.offsets is not None
+            entry["values"] = put(tr.values)
+            entry["offsets"] = put(tr.offsets.astype(np.int32))
+            if tr.shape is not None:
+                entry["shape"] = list(tr.shape)
+        tracks.append(entry)
+    header = {
+        "figure": fig.figure.to_plotly_json(),
+        "frames": {"n": anim.n_frames, "labels": list(anim.labels),
+                   "captions": list(anim.captions), "ms": anim.frame_ms,
+                   "redraw": anim.redraw, "start": anim.start, "tracks": tracks},
+        "meta": {**dict(fig.meta), **(meta or {})},
+    }
+    head = json.dumps(header, cls=PlotlyJSONEncoder, separators=(",", ":"),
+                      ensure_ascii=False).encode()
+    pre = MAGIC + struct.pack("<II", VERSION, len(head)) + head
+    return pre + b"\0" * _pad(len(pre)) + b"".join(blobs)
+
+
+def decode(data: bytes) -> tuple[dict[str, Any], Animation]:
+    """(header, animation) of a payload: the header's figure and meta as JSON data, the tracks
+    as arrays again. Raises ValueError for anything that is not a payload of this version."""
+    if len(data) < 12 or data[:4] != MAGIC:
+        raise ValueError("not a figure payload")
+    version, n = struct.unpack("<II", data[4:12])
+    if version != VERSION:
+        raise ValueError(f"payload version {version}, expected {VERSION}")
+    header = json.loads(data[12:12 + n].decode())
+    start = 12 + n + _pad(12 + n)
+    fr = header["frames"]
+    tracks = []
+    for e in fr["tracks"]:
+        if "texts" in e:
+            tracks.append(Track(e["trace"], e["attr"], "str", texts=tuple(e["texts"])))
+            continue
+        dt = _NP[e["dtype"]]
+
+        def view(ref: dict[str, int], dt: Any = dt) -> np.ndarray:
+            return np.frombuffer(data, dtype=dt, count=ref["count"],
+                                 offset=start + ref["offset"])
+
+        tracks.append(Track(e["trace"], e["attr"], e["dtype"], values=view(e["values"]),
+                            offsets=view(e["offsets"], np.int32).astype(np.int64),
+                            shape=tuple(e["shape"]) if "shape" in e else None))
+    anim = Animation(tuple(fr["labels"]), tuple(tracks), fr["ms"], fr["redraw"],
+                     tuple(fr["captions"]), fr["start"])
+    return header, anim
+
+
+__all__ = ["MAGIC", "VERSION", "decode", "encode"]

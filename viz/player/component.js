@@ -1,0 +1,122 @@
+/* Streamlit glue of the figure player (ui/player.py declares the component).
+ *
+ * Protocol (Streamlit's component API v1, by postMessage): announce "componentReady", receive
+ * "render" with args {src | payload, fig_key, plotly_src, presenter, config, family, stale,
+ * design_height}, send "setFrameHeight" and "setComponentValue" (a scrub's release).
+ * Plotly.js is loaded once per frame from args.plotly_src; payloads are fetched from the
+ * server's figure route (or come inline), decoded once and kept by key.
+ */
+(function () {
+  "use strict";
+  const FIG_MIN_PX = 380;   // below this the panels are unreadable: the page scrolls instead
+  const MARGIN_PX = 12;     // kept free under the figure in presenter mode
+  const runs = new Map();   // key -> Promise(decoded run)
+  let player = null;
+  let plotlyReady = null;
+  let lastArgs = null;
+  let lastHeight = -1;
+
+  function send(type, data) {
+    window.parent.postMessage(Object.assign({ isStreamlitMessage: true, type: type }, data), "*");
+  }
+
+  function loadPlotly(src) {
+    if (window.Plotly) return Promise.resolve();
+    if (!plotlyReady) {
+      plotlyReady = new Promise(function (resolve, reject) {
+        const s = document.createElement("script");
+        s.src = new URL(src, window.location.href).href;
+        s.onload = resolve;
+        s.onerror = function () { reject(new Error("Plotly.js did not load from " + src)); };
+        document.head.appendChild(s);
+      });
+    }
+    return plotlyReady;
+  }
+
+  function fetchRun(src) {
+    if (!runs.has(src)) {
+      const url = new URL(src, window.location.href).href;
+      runs.set(src, fetch(url, { credentials: "same-origin" }).then(function (r) {
+        if (!r.ok) throw new Error("figure " + r.status);
+        return r.arrayBuffer();
+      }).then(EAEPlayer.decode).catch(function (e) {
+        runs.delete(src);
+        throw e;
+      }));
+    }
+    return runs.get(src);
+  }
+
+  function parentViewport() {
+    try {
+      const fe = window.frameElement;
+      const top = fe.getBoundingClientRect().top;
+      let scroll = 0;
+      for (let p = fe.parentElement; p; p = p.parentElement) scroll += p.scrollTop || 0;
+      return { top: top + scroll, height: window.parent.innerHeight };
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function heightFor() {
+    if (!lastArgs || !lastArgs.presenter) return null;
+    const vp = parentViewport();
+    if (!vp) return null;
+    const most = (lastArgs.design_height || 900) + 90;
+    return Math.max(FIG_MIN_PX, Math.min(most, vp.height - vp.top - MARGIN_PX));
+  }
+
+  function onHeight(h) {
+    const want = Math.ceil(h) + 2;
+    if (Math.abs(want - lastHeight) > 1) {
+      lastHeight = want;
+      send("streamlit:setFrameHeight", { height: want });
+    }
+  }
+
+  function render(args) {
+    lastArgs = args;
+    const root = document.getElementById("root");
+    if (!player) {
+      player = EAEPlayer.mount(root, {
+        presenter: !!args.presenter, config: args.config || {}, heightFor: heightFor,
+        onHeight: onHeight,
+        onEvent: function (ev) { send("streamlit:setComponentValue", { value: ev, dataType: "json" }); },
+      });
+      if (args.presenter) {
+        try { window.parent.addEventListener("resize", function () { player.fitHeight(); }); } catch (e) { /* cross-origin host */ }
+        setInterval(function () { player.fitHeight(); }, 400);
+      }
+    }
+    root.classList.toggle("eae-presenter", !!args.presenter);
+    player.setStale(!!args.stale);
+    const key = args.fig_key;
+    const source = args.src ? fetchRun(args.src)
+      : Promise.resolve(EAEPlayer.decode(args.payload));
+    loadPlotly(args.plotly_src).then(function () { return source; }).then(function (run) {
+      if (player.runKey !== key) return player.show(run, key, false);
+      return player;
+    }).then(function () {
+      const fam = args.family || null;
+      const famKey = fam ? JSON.stringify([fam.param, fam.sources]) : "";
+      if (famKey !== player.familyKey) {
+        player.familyKey = famKey;
+        player.familyRuns = new Map();
+        player.setFamily(fam, fetchRun);
+      }
+      onHeight(root.getBoundingClientRect().height);
+    }).catch(function (e) {
+      player.error = String(e);
+      player.setStatus("The figure could not be drawn: " + e.message);
+      onHeight(root.getBoundingClientRect().height);
+    });
+  }
+
+  window.addEventListener("message", function (ev) {
+    const d = ev.data;
+    if (d && d.type === "streamlit:render") render(d.args || {});
+  });
+  send("streamlit:componentReady", { apiVersion: 1 });
+})();

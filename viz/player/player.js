@@ -1,0 +1,443 @@
+/* The Early Alignment Explorer's figure player.
+ *
+ * Draws a figure payload (viz/payload.py: b"EAEP", u32 version, u32 header length, JSON
+ * header, arrays) with Plotly.js and plays its frames: ▶/❚❚, a time slider, the frame's label
+ * and a sentence of commentary, ← → Home End and space keys. With a family (runs of one
+ * control's values) a second slider swaps runs while it is dragged, without a server round
+ * trip; its release is reported to the page.
+ *
+ * One file for two hosts: the dashboard's Streamlit component (component.html: args arrive by
+ * postMessage, the payload from the server's /api/eae/fig/<key> route or inline) and an
+ * offline HTML export (viz/export.py calls EAEPlayer.mount with the payload inline).
+ * `window.EAEPlayer.players` exposes the mounted players' state to tests.
+ */
+(function () {
+  "use strict";
+  const NP = { f4: Float32Array, f8: Float64Array, u1: Uint8Array, i4: Int32Array };
+  const EAE = (window.EAEPlayer = window.EAEPlayer || { players: [] });
+
+  /* ------------------------------------------------------------------ payload */
+  function toArrayBuffer(data) {
+    if (data instanceof ArrayBuffer) return data;
+    // a view into a larger buffer (Streamlit's bytes args): copy so typed views are aligned
+    return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
+  }
+
+  function decode(data) {
+    const buf = toArrayBuffer(data);
+    const u8 = new Uint8Array(buf);
+    const magic = String.fromCharCode(u8[0], u8[1], u8[2], u8[3]);
+    if (magic !== "EAEP") throw new Error("not a figure payload");
+    const dv = new DataView(buf);
+    const version = dv.getUint32(4, true);
+    if (version !== 1) throw new Error("payload version " + version);
+    const n = dv.getUint32(8, true);
+    const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 12, n)));
+    let start = 12 + n;
+    start += (8 - (start % 8)) % 8;
+    const fr = header.frames;
+    const tracks = fr.tracks.map(function (e) {
+      const t = { trace: e.trace, path: e.attr.split("."), dtype: e.dtype };
+      if (e.texts) {
+        t.texts = e.texts;
+      } else {
+        t.values = new NP[e.dtype](buf, start + e.values.offset, e.values.count);
+        t.offsets = new Int32Array(buf, start + e.offsets.offset, e.offsets.count);
+        t.shape = e.shape || null;
+      }
+      return t;
+    });
+    return { figure: header.figure, meta: header.meta || {}, frames: fr, tracks: tracks };
+  }
+
+  function valueAt(t, k) {
+    if (t.texts) return t.texts[k];
+    let v = t.values.subarray(t.offsets[k], t.offsets[k + 1]);
+    if (t.dtype === "f4" || t.dtype === "f8") v = Array.from(v, (x) => (isFinite(x) ? x : null));
+    if (t.shape) {
+      const w = t.shape.slice(1).reduce((a, b) => a * b, 1) || 1;
+      const rows = [];
+      for (let i = 0; i < v.length; i += w) rows.push(v.slice(i, i + w));
+      return rows;
+    }
+    return v;
+  }
+
+  function frameUpdate(run, k) {
+    const byTrace = new Map();
+    for (const t of run.tracks) {
+      let obj = byTrace.get(t.trace);
+      if (!obj) byTrace.set(t.trace, (obj = {}));
+      let cur = obj;
+      for (let i = 0; i < t.path.length - 1; i++) cur = cur[t.path[i]] || (cur[t.path[i]] = {});
+      cur[t.path[t.path.length - 1]] = valueAt(t, k);
+    }
+    return { traces: Array.from(byTrace.keys()), data: Array.from(byTrace.values()) };
+  }
+
+  /** A copy of `base` with `upd`'s leaves set (nested objects merged, arrays replaced). */
+  function merged(base, upd) {
+    const out = Object.assign({}, base);
+    for (const k of Object.keys(upd)) {
+      const v = upd[k];
+      const isObj = v && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v);
+      out[k] = isObj && base[k] && typeof base[k] === "object" ? merged(base[k], v) : v;
+    }
+    return out;
+  }
+
+  /* ------------------------------------------------------------------ the player */
+  function el(tag, cls, parent, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+
+  function fmt(v) {
+    if (typeof v !== "number") return String(v);
+    const a = Math.abs(v);
+    if (a !== 0 && (a < 1e-3 || a >= 1e4)) return v.toExponential(1).replace("e", "e");
+    return String(+v.toPrecision(3));
+  }
+
+  /** Mount a player in `root`. opts: {config (Plotly config), presenter, onEvent(event),
+   * heightFor(player) → px or null (the host sizes the figure), title}. */
+  function mount(root, opts) {
+    opts = opts || {};
+    root.classList.add("eae-player");
+    if (opts.presenter) root.classList.add("eae-presenter");
+    const plot = el("div", "eae-plot", root);
+    const bar = el("div", "eae-controls", root);
+    const play = el("button", "eae-play", bar, "▶ Play");
+    play.type = "button";
+    play.setAttribute("aria-label", "Play");
+    const time = el("input", "eae-time", bar);
+    time.type = "range";
+    time.min = "0";
+    time.step = "1";
+    time.setAttribute("aria-label", "Time");
+    const label = el("span", "eae-label", bar);
+    const caption = el("div", "eae-caption", root);
+    caption.setAttribute("aria-live", "polite");
+    const scrub = el("div", "eae-scrub", root);
+    scrub.hidden = true;
+    const scrubName = el("span", "eae-scrub-name", scrub);
+    const scrubInput = el("input", "eae-scrub-input", scrub);
+    scrubInput.type = "range";
+    scrubInput.min = "0";
+    scrubInput.step = "1";
+    const scrubValue = el("span", "eae-scrub-value", scrub);
+    const scrubNote = el("span", "eae-scrub-note", scrub);
+    const status = el("div", "eae-status", root);
+
+    const P = {
+      root: root, run: null, runKey: null, frame: 0, playing: false, draws: 0, swaps: 0,
+      family: null, familyRuns: new Map(), familyShown: -1, familyWanted: -1, error: null,
+    };
+    EAE.players.push(P);
+    let timer = null;
+    let pending = null; // the frame to draw when the current draw ends
+    let drawing = false;
+
+    function setFrameHeight() {
+      if (opts.onHeight) opts.onHeight(root.getBoundingClientRect().height);
+    }
+
+    function plotHeight() {
+      const h = opts.heightFor ? opts.heightFor(P) : null;
+      if (h == null) return null;
+      const other = bar.offsetHeight + caption.offsetHeight + (scrub.hidden ? 0 : scrub.offsetHeight) + 6;
+      return Math.max(200, h - other);
+    }
+
+    function layoutFor(run) {
+      const lay = Object.assign({}, run.figure.layout || {});
+      const h = plotHeight();
+      if (h != null) {
+        lay.height = h;
+        lay.autosize = true;
+      }
+      return lay;
+    }
+
+    function draw(k) {
+      if (!P.run) return;
+      k = Math.max(0, Math.min(P.run.frames.n - 1, k | 0));
+      P.frame = k;
+      time.value = String(k);
+      label.textContent = P.run.frames.labels[k] || "";
+      const cap = (P.run.frames.captions || [])[k] || "";
+      caption.textContent = cap;
+      caption.hidden = !cap;
+      if (drawing) {
+        pending = k;
+        return;
+      }
+      drawing = true;
+      const upd = frameUpdate(P.run, k);
+      const done = function () {
+        drawing = false;
+        P.draws += 1;
+        if (pending !== null) {
+          const next = pending;
+          pending = null;
+          if (next !== P.shownFrame) draw(next);
+        }
+      };
+      P.shownFrame = k;
+      let r;
+      try {
+        r = P.run.frames.redraw
+          ? Plotly.restyle(plot, restyleArgs(upd), upd.traces)
+          : Plotly.animate(plot, upd, { mode: "immediate", transition: { duration: 0 },
+                                        frame: { duration: 0, redraw: false } });
+      } catch (e) {
+        drawing = false;
+        throw e;
+      }
+      if (r && r.then) r.then(done, done);
+      else done();
+    }
+
+    function restyleArgs(upd) {
+      // {attr: [value per trace]} for Plotly.restyle (nested paths flattened to "a.b")
+      const out = {};
+      upd.data.forEach(function (obj, i) {
+        (function walk(o, pre) {
+          for (const key of Object.keys(o)) {
+            const v = o[key];
+            const path = pre ? pre + "." + key : key;
+            if (v && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v)) walk(v, path);
+            else {
+              if (!out[path]) out[path] = new Array(upd.data.length).fill(undefined);
+              out[path][i] = v;
+            }
+          }
+        })(obj, "");
+      });
+      return out;
+    }
+
+    function stop() {
+      P.playing = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      play.textContent = "▶ Play";
+      play.setAttribute("aria-label", "Play");
+      root.dataset.playing = "false";
+    }
+
+    function start() {
+      if (!P.run) return;
+      if (P.frame >= P.run.frames.n - 1) draw(0);
+      P.playing = true;
+      play.textContent = "❚❚ Pause";
+      play.setAttribute("aria-label", "Pause");
+      root.dataset.playing = "true";
+      const ms = Math.max(16, P.run.frames.ms || 75);
+      let t0 = performance.now();
+      const f0 = P.frame;
+      const tick = function () {
+        if (!P.playing) return;
+        const k = f0 + Math.floor((performance.now() - t0) / ms) + 1;
+        if (k >= P.run.frames.n - 1) {
+          draw(P.run.frames.n - 1);
+          stop();
+          return;
+        }
+        if (k !== P.frame) draw(k);
+        timer = setTimeout(tick, ms / 2);
+      };
+      timer = setTimeout(tick, ms);
+    }
+
+    play.addEventListener("click", function () {
+      if (P.playing) stop();
+      else start();
+    });
+    time.addEventListener("input", function () {
+      stop();
+      draw(+time.value);
+    });
+    root.tabIndex = 0;
+    root.addEventListener("keydown", function (ev) {
+      if (!P.run || ev.target === scrubInput) return;
+      const n = P.run.frames.n;
+      let k = null;
+      if (ev.key === "ArrowRight") k = P.frame + 1;
+      else if (ev.key === "ArrowLeft") k = P.frame - 1;
+      else if (ev.key === "Home") k = 0;
+      else if (ev.key === "End") k = n - 1;
+      else if (ev.key === " " && ev.target !== play) {
+        ev.preventDefault();
+        if (P.playing) stop();
+        else start();
+        return;
+      }
+      if (k !== null && ev.target !== time) {
+        ev.preventDefault();
+        stop();
+        draw(k);
+      }
+    });
+
+    /** Show a run (decoded payload); keep the time position as a fraction when swapping. */
+    function show(run, key, keepTime) {
+      const frac = P.run && keepTime ? P.frame / Math.max(1, P.run.frames.n - 1) : null;
+      const first = !P.run;
+      P.run = run;
+      P.runKey = key;
+      root.dataset.runKey = key || "";
+      time.max = String(run.frames.n - 1);
+      const lay = layoutFor(run);
+      const k = frac === null ? run.frames.start || 0 : Math.round(frac * (run.frames.n - 1));
+      const upd = frameUpdate(run, k);
+      const data = run.figure.data.map(function (tr, i) {
+        const j = upd.traces.indexOf(i);
+        return j < 0 ? tr : merged(tr, upd.data[j]);
+      });
+      const config = Object.assign({ responsive: true }, opts.config || {});
+      P.shownFrame = k;
+      P.frame = k;
+      const r = first ? Plotly.newPlot(plot, data, lay, config) : Plotly.react(plot, data, lay, config);
+      time.value = String(k);
+      label.textContent = run.frames.labels[k] || "";
+      const cap = (run.frames.captions || [])[k] || "";
+      caption.textContent = cap;
+      caption.hidden = !cap;
+      root.dataset.frames = String(run.frames.n);
+      return Promise.resolve(r).then(function () {
+        if (!first) P.swaps += 1;
+        setFrameHeight();
+        return P;
+      });
+    }
+
+    function fitHeight() {
+      if (!P.run) return;
+      const h = plotHeight();
+      if (h != null && Math.abs((plot.layout || {}).height - h) > 1) {
+        Plotly.relayout(plot, { height: h });
+      }
+      setFrameHeight();
+    }
+
+    /* -------------------------------------------------------------- a family of runs */
+    function setFamily(fam, fetchRun) {
+      P.family = fam;
+      if (!fam || !fam.values || fam.values.length < 2) {
+        scrub.hidden = true;
+        return;
+      }
+      scrub.hidden = false;
+      scrubName.textContent = (fam.label || "") + " ";
+      scrubInput.max = String(fam.values.length - 1);
+      scrubInput.value = String(fam.current);
+      scrubInput.setAttribute("aria-label", "Drag to change " + (fam.label || "the setting"));
+      P.familyShown = fam.current;
+      P.familyWanted = fam.current;
+      if (P.run) P.familyRuns.set(fam.current, { run: P.run, key: P.runKey });
+      showScrubValue(fam.current, fam.current);
+      // fetch the others nearest first, two at a time
+      const order = fam.values.map((_, i) => i).filter((i) => i !== fam.current)
+        .sort((a, b) => Math.abs(a - fam.current) - Math.abs(b - fam.current));
+      let active = 0;
+      const gen = (P.familyGen = (P.familyGen || 0) + 1);
+      const next = function () {
+        if (gen !== P.familyGen) return;
+        while (active < 2 && order.length) {
+          const i = order.shift();
+          if (P.familyRuns.has(i) || !fam.sources[i]) continue;
+          active += 1;
+          fetchRun(fam.sources[i]).then(function (run) {
+            active -= 1;
+            if (gen !== P.familyGen) return;
+            if (run) P.familyRuns.set(i, { run: run, key: fam.sources[i] });
+            updateNote();
+            if (run && P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
+            next();
+          }, function () {
+            active -= 1;
+            next();
+          });
+        }
+        updateNote();
+      };
+      next();
+    }
+
+    function nearestLoaded(i) {
+      let best = -1;
+      for (const j of P.familyRuns.keys()) if (best < 0 || Math.abs(j - i) < Math.abs(best - i)) best = j;
+      return best;
+    }
+
+    function showScrubValue(wanted, shown) {
+      const fam = P.family;
+      const lab = fam.labels ? fam.labels[wanted] : fmt(fam.values[wanted]);
+      scrubValue.textContent = lab;
+      if (shown !== wanted && shown >= 0) {
+        const sl = fam.labels ? fam.labels[shown] : fmt(fam.values[shown]);
+        scrubNote.textContent = "not computed yet: showing the nearest, " + sl;
+        root.dataset.scrubNearest = "true";
+      } else {
+        scrubNote.textContent = "";
+        root.dataset.scrubNearest = "false";
+      }
+      updateNote();
+    }
+
+    function updateNote() {
+      const fam = P.family;
+      if (!fam) return;
+      const n = fam.values.length;
+      const have = P.familyRuns.size;
+      status.textContent = have < n ? "Drag to explore " + fam.label + ": " + have + " of " + n + " runs computed" : "";
+      root.dataset.familyLoaded = String(have);
+    }
+
+    function swapTo(i) {
+      P.familyWanted = i;
+      const j = nearestLoaded(i);
+      showScrubValue(i, j);
+      if (j < 0 || j === P.familyShown) return;
+      P.familyShown = j;
+      const got = P.familyRuns.get(j);
+      show(got.run, got.key, true);
+    }
+
+    scrubInput.addEventListener("input", function () {
+      swapTo(+scrubInput.value);
+    });
+    scrubInput.addEventListener("change", function () {
+      const i = +scrubInput.value;
+      if (opts.onEvent && P.family) {
+        opts.onEvent({ event: "scrub", param: P.family.param, index: i,
+                       value: P.family.values[i], nonce: Date.now() });
+      }
+    });
+
+    /** Whether the figure is drawn at its final size (nothing queued; in a sized host the
+     * plot has the height the host asks for). */
+    P.settled = function () {
+      if (!P.run || drawing || pending !== null) return false;
+      const h = plotHeight();
+      return h == null || Math.abs(((plot._fullLayout || {}).height || 0) - h) <= 1;
+    };
+    P.show = show;
+    P.draw = draw;
+    P.play = start;
+    P.pause = stop;
+    P.setFamily = setFamily;
+    P.fitHeight = fitHeight;
+    P.setStatus = function (text) { status.textContent = text || ""; };
+    P.setStale = function (on) { root.classList.toggle("eae-stale", !!on); };
+    return P;
+  }
+
+  EAE.decode = decode;
+  EAE.mount = mount;
+  EAE.frameUpdate = frameUpdate;
+})();
