@@ -120,11 +120,14 @@ class Animation:
 class AnimatedFigure:
     """What an animated figure builder returns: the `figure` (layout and the first frame's
     traces, small and validated) and its `animation`. `meta` is plain data about the figure
-    (frames, neurons drawn, …) for pages and tests."""
+    (frames, neurons drawn, …) for pages and tests. `narrow` are layouts for narrow windows:
+    (width_px, layout update) pairs, the player applying the first whose width its own width
+    is below (e.g. Compare stacks its runs below 1400 px)."""
 
     figure: go.Figure
     animation: Animation
     meta: Mapping[str, Any] = field(default_factory=dict)
+    narrow: tuple[tuple[int, Mapping[str, Any]], ...] = ()
 
     def frame_figure(self, k: int | None = None) -> go.Figure:
         """A static copy of the figure showing frame k (default: the last), e.g. for a PNG:

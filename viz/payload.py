@@ -60,6 +60,7 @@ def encode(fig: AnimatedFigure, meta: dict[str, Any] | None = None) -> bytes:
                    "captions": list(anim.captions), "ms": anim.frame_ms,
                    "redraw": anim.redraw, "start": anim.start, "tracks": tracks},
         "meta": {**dict(fig.meta), **(meta or {})},
+        "narrow": [{"below_px": int(w), "layout": dict(lay)} for w, lay in fig.narrow],
     }
     head = json.dumps(header, cls=PlotlyJSONEncoder, separators=(",", ":"),
                       ensure_ascii=False).encode()

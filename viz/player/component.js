@@ -85,10 +85,10 @@
         onHeight: onHeight,
         onEvent: function (ev) { send("streamlit:setComponentValue", { value: ev, dataType: "json" }); },
       });
-      if (args.presenter) {
-        try { window.parent.addEventListener("resize", function () { player.fitHeight(); }); } catch (e) { /* cross-origin host */ }
-        setInterval(function () { player.fitHeight(); }, 400);
-      }
+      // the window's size decides the presenter height and the narrow layouts
+      window.addEventListener("resize", function () { player.fitHeight(); });
+      try { window.parent.addEventListener("resize", function () { player.fitHeight(); }); } catch (e) { /* cross-origin host */ }
+      if (args.presenter) setInterval(function () { player.fitHeight(); }, 400);
     }
     root.classList.toggle("eae-presenter", !!args.presenter);
     player.setStale(!!args.stale);

@@ -47,7 +47,8 @@
       }
       return t;
     });
-    return { figure: header.figure, meta: header.meta || {}, frames: fr, tracks: tracks };
+    return { figure: header.figure, meta: header.meta || {}, frames: fr, tracks: tracks,
+             narrow: header.narrow || [] };
   }
 
   function valueAt(t, k) {
@@ -152,8 +153,15 @@
       return Math.max(200, h - other);
     }
 
+    /** The layout for the player's width: the figure's, with the first narrow variant whose
+     * width the player is below merged in (nested objects merged). */
     function layoutFor(run) {
-      const lay = Object.assign({}, run.figure.layout || {});
+      let lay = Object.assign({}, run.figure.layout || {});
+      const width = root.clientWidth || window.innerWidth;
+      const v = (run.narrow || []).slice().sort((a, b) => a.below_px - b.below_px)
+        .find((n) => width < n.below_px);
+      P.narrow = v ? v.below_px : 0;
+      if (v) lay = merged(lay, v.layout);
       const h = plotHeight();
       if (h != null) {
         lay.height = h;
@@ -317,6 +325,13 @@
 
     function fitHeight() {
       if (!P.run) return;
+      const width = root.clientWidth || window.innerWidth;
+      const v = (P.run.narrow || []).slice().sort((a, b) => a.below_px - b.below_px)
+        .find((n) => width < n.below_px);
+      if ((v ? v.below_px : 0) !== P.narrow) {  // crossed a width: lay the figure out again
+        show(P.run, P.runKey, true);
+        return;
+      }
       const h = plotHeight();
       if (h != null && Math.abs((plot.layout || {}).height - h) > 1) {
         Plotly.relayout(plot, { height: h });
