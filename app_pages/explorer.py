@@ -15,8 +15,10 @@ from ui import (
     charts,
     controls,
     downloads,
+    family,
     figures,
     lesson,
+    player,
     prefetch,
     presenter,
     runner,
@@ -27,8 +29,20 @@ from ui.lesson import ExplorerView
 
 FIG_KEY = "explorer_main_figure"
 LAST_RUN_KEY = "_eae.explorer.last_link_config"  # the settings of the last figure (prefetch)
+SCRUB_KEY = "_eae.explorer.scrub"  # the control the player's scrub slider moves
 prefetch.page_busy()  # this run first: speculative figures wait for the next idle moment
 B = state.explorer_binder()
+event = player.take_event(FIG_KEY)  # the player's scrub slider released, or another control
+if event is not None and event.get("event") == "family":
+    st.session_state[SCRUB_KEY] = str(event.get("param", family.DEFAULT))
+elif event is not None and event.get("event") == "scrub":
+    shown_cfg = st.session_state.get(LAST_RUN_KEY)
+    ctl = family.CONTROLS.get(str(event.get("param")))
+    if shown_cfg is not None and ctl is not None:  # the released value becomes the state
+        try:
+            B.reset(B.load().view, {"run": ctl.put(shown_cfg, float(event["value"]))})
+        except Exception as e:  # a value the settings refuse: say so, keep the state
+            st.warning(f"That value could not be used: {text.literal(e)}")
 bound = B.load()
 LESSON, _ = lesson.parse_lesson(bound.view.lesson)  # (the link was checked by load)
 
@@ -85,7 +99,13 @@ else:
         traj, analysis = got
         options = charts.options_of(shown)
         fig = figures.main(traj, analysis, options)
-        charts.animated(fig, key=FIG_KEY, presenter=view.presenter)
+        fam = family.plan(link_config, st.session_state.get(SCRUB_KEY, family.DEFAULT),
+                          auto=bool(panel.t_end_auto), options=options)
+        scrub = None
+        if fam is not None and prefetch.enabled() and family.start(
+                fam, fig, traj, family.session_owner(), runner.get_service()):
+            scrub = fam.player_arg(family.choices(link_config))
+        charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
         if not view.presenter:  # (a projector view keeps the figure alone)
             runner.show_notes(analysis)
         if traj.status == "completed":  # the next step of γ or ε: computed in the background

@@ -48,8 +48,11 @@ user is moving) in one background thread, one at a time, through `run` (so every
 the slots, the deadline, the caches), and only while no other simulation is running or queued.
 A new `prefetch` call replaces the pending list (the user moved on); a request of a page
 (`run`) for another key, or a `prefetch` call without its key, cancels the prefetch being
-computed, so a speculative run never delays a real one by more than one progress chunk. At most
-`PREFETCH_MAX` configs are pending.
+computed, so a speculative run never delays a real one by more than one progress chunk. Each
+*owner* (a session's scrub family, the Explorer's neighbouring settings) has its own pending
+list, replaced by its next call; owners take turns, so one visitor's family does not starve
+another's. At most `PREFETCH_MAX` configs per call (a `limit` can ask for more) and
+`PREFETCH_OWNERS` owners are pending.
 
 Failures: numerical trouble never raises (`simulate` returns statuses). Any unexpected
 exception in a flight is counted and raised to each of its waiters as `ServiceError`; the
@@ -87,7 +90,8 @@ ProgressFn = Callable[[float, str], None]
 CANCEL_GRACE_S = 1.0  # how long the last cancelling waiter waits for the partial trajectory
 DEADLINE_GRACE_S = 2.0  # a slot lapses this long after its run's deadline
 _POLL_S = 0.05  # waiters re-check their cancel event at least this often
-PREFETCH_MAX = 8  # pending speculative configs (the newest kept)
+PREFETCH_MAX = 8  # pending speculative configs per owner, by default (the first kept)
+PREFETCH_OWNERS = 64  # owners with pending speculation (the oldest dropped first)
 _MB = 1_000_000
 
 __all__ = ["Service", "ServiceError", "default_cache_dir", "default_service"]
@@ -221,7 +225,11 @@ class Service:
         self._counts: dict[str, int] = dict.fromkeys(
             ("memory_hits", "disk_hits", "misses", "joined", "computations", "cancelled",
              "deadlines", "errors", "prefetched", "prefetch_computations"), 0)
-        self._pending: deque[Config] = deque()  # prefetch: configs waiting, oldest first
+        # prefetch: per owner (a session's family, the neighbouring settings…), the configs
+        # waiting in order and what to call with each completed one; owners take turns
+        self._pending: OrderedDict[str, deque[Config]] = OrderedDict()
+        self._on_done: dict[str, Callable[[Trajectory], None] | None] = {}
+        self._prefetch_owner: str | None = None
         self._prefetch_wake = threading.Condition(self._lock)
         self._prefetch_thread: threading.Thread | None = None
         self._prefetch_key: str | None = None  # the key the prefetch thread is running
@@ -311,10 +319,15 @@ class Service:
                 self._analyses.popitem(last=False)
         return result
 
-    def prefetch(self, configs: list[Config | Mapping[str, Any]]) -> int:
-        """Compute `configs` speculatively in the background (see the module docstring): the
-        pending list becomes the uncached ones among them (at most `PREFETCH_MAX`, in order);
-        returns how many are pending. Never blocks; invalid mappings are skipped."""
+    def prefetch(self, configs: list[Config | Mapping[str, Any]], *, owner: str = "",
+                 on_done: Callable[[Trajectory], None] | None = None,
+                 limit: int = PREFETCH_MAX) -> int:
+        """Compute `configs` speculatively in the background (see the module docstring). The
+        `owner`'s pending list becomes the uncached ones among them (at most `limit`, in
+        order); owners (e.g. sessions) take turns, one run at a time. `on_done(traj)` is called
+        in the prefetch thread after each completed run of this owner (a run that was already
+        cached is not called back: the caller can `peek` it). Returns how many are pending for
+        this owner. Never blocks; invalid mappings are skipped."""
         todo: list[Config] = []
         wanted: set[str] = set()
         for c in configs:
@@ -329,17 +342,24 @@ class Service:
             if not known and not self._on_disk(key):
                 todo.append(cfg)
         with self._lock:
-            if self._prefetch_key is not None and self._prefetch_key not in wanted:
+            if (self._prefetch_key is not None and self._prefetch_owner == owner
+                    and self._prefetch_key not in wanted):
                 self._prefetch_cancel.set()  # speculation for settings left behind
-            self._pending.clear()
-            self._pending.extend(todo[:PREFETCH_MAX])
+            self._pending.pop(owner, None)
+            self._on_done.pop(owner, None)
+            if todo:
+                self._pending[owner] = deque(todo[:limit])
+                self._on_done[owner] = on_done
+                while len(self._pending) > PREFETCH_OWNERS:  # the oldest owners give way
+                    gone, _ = self._pending.popitem(last=False)
+                    self._on_done.pop(gone, None)
             if self._pending and (self._prefetch_thread is None
                                   or not self._prefetch_thread.is_alive()):
                 self._prefetch_thread = threading.Thread(
                     target=self._prefetch_loop, daemon=True, name="eae-prefetch")
                 self._prefetch_thread.start()
             self._prefetch_wake.notify_all()
-            return len(self._pending)
+            return len(self._pending.get(owner, ()))
 
     def prefetch_idle(self, timeout: float | None = None) -> bool:
         """Wait until no prefetch is pending or running (tests, benchmarks); True if so."""
@@ -351,6 +371,23 @@ class Service:
                     return False
                 self._prefetch_wake.wait(_POLL_S if left is None else min(_POLL_S, left))
             return True
+
+    def _next_pending(self) -> tuple[str, Config, Callable[[Trajectory], None] | None] | None:
+        """The next speculative config, owners in turn (call with the lock held)."""
+        while self._pending:
+            owner, queue = next(iter(self._pending.items()))
+            self._pending.move_to_end(owner)  # the next call serves the next owner
+            if not queue:
+                del self._pending[owner]
+                self._on_done.pop(owner, None)
+                continue
+            config = queue.popleft()
+            done = self._on_done.get(owner)
+            if not queue:
+                del self._pending[owner]
+                self._on_done.pop(owner, None)
+            return owner, config, done
+        return None
 
     def _prefetch_loop(self) -> None:
         """Take pending configs one at a time, each only while no simulation runs or waits;
@@ -365,13 +402,14 @@ class Service:
                 if running or queued or self._flights:
                     self._prefetch_wake.wait(_POLL_S)
                     continue
-                if not self._pending:
+                got = self._next_pending()
+                if got is None:
                     continue
-                config = self._pending.popleft()
+                owner, config, done = got
                 key = result_key(config)
                 if key in self._mem:
                     continue
-                self._prefetch_key = key
+                self._prefetch_key, self._prefetch_owner = key, owner
                 self._prefetch_cancel.clear()
             try:
                 traj = self.run(config, cancel=self._prefetch_cancel)
@@ -379,11 +417,13 @@ class Service:
                     self.analyse(traj)
                     with self._lock:
                         self._counts["prefetched"] += 1
+                    if done is not None:
+                        done(traj)
             except Exception:  # speculative: a failure is the real request's to report
                 pass
             finally:
                 with self._lock:
-                    self._prefetch_key = None
+                    self._prefetch_key = self._prefetch_owner = None
                     self._prefetch_wake.notify_all()
 
     def stats(self) -> dict[str, int | float]:

@@ -68,12 +68,17 @@ class FigureStore:
         self._lock = threading.Condition()
         self._items: OrderedDict[str, Shown] = OrderedDict()
         self._expected: dict[str, float] = {}  # key -> monotonic deadline
+        self._aliases: OrderedDict[str, str] = OrderedDict()  # planned key -> figure key
         self._bytes = 0
         self.max_entries, self.max_bytes = max_entries, int(max_mb * 2**20)
         self.builds = 0
 
+    def _resolve(self, key: str) -> str:
+        return self._aliases.get(key, key)
+
     def get(self, key: str) -> Shown | None:
         with self._lock:
+            key = self._resolve(key)
             got = self._items.get(key)
             if got is not None:
                 self._items.move_to_end(key)
@@ -98,6 +103,17 @@ class FigureStore:
             self._lock.notify_all()
         return shown
 
+    def alias(self, planned: str, key: str) -> None:
+        """Let `planned` (a key given out before the run existed, e.g. a family member's)
+        name the figure `key`; waiters on `planned` are woken."""
+        with self._lock:
+            self._aliases[planned] = key
+            self._aliases.move_to_end(planned)
+            while len(self._aliases) > 4 * self.max_entries:
+                self._aliases.popitem(last=False)
+            self._expected.pop(planned, None)
+            self._lock.notify_all()
+
     def expect(self, key: str, within_s: float = 120.0) -> None:
         """Announce that `key` will be built soon (the route then waits for it)."""
         with self._lock:
@@ -113,19 +129,20 @@ class FigureStore:
         end = time.monotonic() + timeout
         with self._lock:
             while True:
-                got = self._items.get(key)
+                got = self._items.get(self._resolve(key))
                 if got is not None:
                     return got.payload
                 deadline = self._expected.get(key)
                 now = time.monotonic()
-                if deadline is None or now >= min(end, deadline):
+                if deadline is None or now >= min(end, deadline) or key in self._aliases:
                     return None
                 self._lock.wait(min(end, deadline) - now)
 
     def stats(self) -> dict[str, float]:
         with self._lock:
             return {"entries": len(self._items), "mb": self._bytes / 2**20,
-                    "builds": self.builds, "expected": len(self._expected)}
+                    "builds": self.builds, "expected": len(self._expected),
+                    "aliases": len(self._aliases)}
 
 
 STORE = FigureStore()
@@ -158,9 +175,14 @@ def main(traj: Trajectory, analysis: Analysis | None, options: FigureOptions) ->
     return _shown(key, lambda: main_figure(traj, analysis, options))
 
 
-def main_key(traj: Trajectory, analysis_present: bool, options: FigureOptions) -> str:
-    """The key `main` will give this run (to announce it before it is built)."""
-    return figure_key("main", (traj,), options, "a" if analysis_present else "")
+def planned_key(config_json: str, options: FigureOptions, extra: str = "") -> str:
+    """A key for the main figure of a run not computed yet (its config's canonical JSON):
+    given to the player at once, aliased to the figure's own key once it is built."""
+    h = hashlib.sha256()
+    for part in ("planned-main", VIZ_VERSION, options.key, extra, config_json):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:40]
 
 
 def compare(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis | None,
@@ -193,4 +215,4 @@ def configure_from_limits() -> None:
 configure_from_limits()
 
 __all__ = ["STORE", "VIZ_VERSION", "FigureStore", "Shown", "build", "compare", "figure_key",
-           "main", "main_key", "real_data", "trajectory_key"]
+           "main", "planned_key", "real_data", "trajectory_key"]

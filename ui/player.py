@@ -36,12 +36,27 @@ def plotly_src() -> str:
 
 
 def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
-               keys: Sequence[str | None], current: int) -> dict[str, Any]:
+               keys: Sequence[str | None], current: int,
+               choices: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """The player's `family`: runs along one control (`param`, its `label`), one payload key
-    per value (None: cannot be computed), `current` the value on screen."""
+    per value (None: cannot be computed), `current` the value on screen; `choices` are the
+    (param, label) of the controls the player offers to scrub instead."""
     return {"param": param, "label": label, "values": list(values), "labels": list(labels),
             "sources": [f"{server.API}/fig/{k}" if k else None for k in keys],
-            "current": int(current)}
+            "current": int(current), "choices": [list(c) for c in choices]}
+
+
+def take_event(key: str) -> dict[str, Any] | None:
+    """The player's newest event in this session, once: None if there is none or it was
+    taken before (events carry a nonce)."""
+    ev = st.session_state.get(key)
+    if not isinstance(ev, dict) or "nonce" not in ev:
+        return None
+    seen = f"_eae.player.seen.{key}"
+    if st.session_state.get(seen) == ev["nonce"]:
+        return None
+    st.session_state[seen] = ev["nonce"]
+    return ev
 
 
 def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False,
@@ -68,4 +83,4 @@ def last_event(key: str) -> Any:
     return st.session_state.get(key)
 
 
-__all__ = ["family_arg", "last_event", "plotly_src", "show"]
+__all__ = ["family_arg", "last_event", "plotly_src", "show", "take_event"]

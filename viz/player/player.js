@@ -125,6 +125,8 @@
     const scrub = el("div", "eae-scrub", root);
     scrub.hidden = true;
     const scrubName = el("span", "eae-scrub-name", scrub);
+    const scrubPick = el("select", "eae-scrub-pick", scrub);
+    scrubPick.setAttribute("aria-label", "The control to drag");
     const scrubInput = el("input", "eae-scrub-input", scrub);
     scrubInput.type = "range";
     scrubInput.min = "0";
@@ -144,6 +146,11 @@
 
     function setFrameHeight() {
       if (opts.onHeight) opts.onHeight(root.getBoundingClientRect().height);
+    }
+    if (window.ResizeObserver && opts.onHeight) {
+      // the host follows the player's height (controls, status lines appearing); reported on
+      // the next frame, so the observer never changes layout inside its own callback
+      new ResizeObserver(function () { requestAnimationFrame(setFrameHeight); }).observe(root);
     }
 
     function plotHeight() {
@@ -347,7 +354,15 @@
         return;
       }
       scrub.hidden = false;
-      scrubName.textContent = (fam.label || "") + " ";
+      const choices = fam.choices || [];
+      scrubPick.hidden = choices.length < 2;
+      scrubName.textContent = choices.length < 2 ? "Drag " + (fam.label || "") : "Drag";
+      scrubPick.textContent = "";
+      for (const c of choices) {
+        const o = el("option", null, scrubPick, c[1]);
+        o.value = c[0];
+        if (c[0] === fam.param) o.selected = true;
+      }
       scrubInput.max = String(fam.values.length - 1);
       scrubInput.value = String(fam.current);
       scrubInput.setAttribute("aria-label", "Drag to change " + (fam.label || "the setting"));
@@ -359,6 +374,7 @@
       const order = fam.values.map((_, i) => i).filter((i) => i !== fam.current)
         .sort((a, b) => Math.abs(a - fam.current) - Math.abs(b - fam.current));
       let active = 0;
+      const tries = {};
       const gen = (P.familyGen = (P.familyGen || 0) + 1);
       const next = function () {
         if (gen !== P.familyGen) return;
@@ -374,7 +390,10 @@
             if (run && P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
             next();
           }, function () {
+            // not computed within the server's wait (busy): ask again later, a few times
             active -= 1;
+            tries[i] = (tries[i] || 0) + 1;
+            if (tries[i] < 4) setTimeout(function () { order.push(i); next(); }, 3000 * tries[i]);
             next();
           });
         }
@@ -413,18 +432,26 @@
       root.dataset.familyLoaded = String(have);
     }
 
+    let swapping = false;
+    /** Show the family member nearest to value index i that is loaded; while a swap is
+     * being drawn only the newest wish is kept (intermediate values are skipped). */
     function swapTo(i) {
       P.familyWanted = i;
       const j = nearestLoaded(i);
       showScrubValue(i, j);
-      if (j < 0 || j === P.familyShown) return;
+      if (j < 0 || j === P.familyShown || swapping) return;
       P.familyShown = j;
       const got = P.familyRuns.get(j);
-      show(got.run, got.key, true);
+      swapping = true;
+      const done = function () {
+        swapping = false;
+        if (P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
+      };
+      show(got.run, got.key, true).then(done, done);
     }
 
-    scrubInput.addEventListener("input", function () {
-      swapTo(+scrubInput.value);
+    scrubPick.addEventListener("change", function () {
+      if (opts.onEvent) opts.onEvent({ event: "family", param: scrubPick.value, nonce: Date.now() });
     });
     scrubInput.addEventListener("change", function () {
       const i = +scrubInput.value;

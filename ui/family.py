@@ -1,0 +1,277 @@
+"""Scrub a control live: a family of runs along one control (ε, γ or a data angle) computed in
+the background and shipped to the player, which swaps runs while the control is dragged.
+
+`plan(link_config, param, …)` lists the control's slider values around the run on screen and
+gives each a *planned* figure key at once (`ui.figures.planned_key`, from the link's Config: no
+run needed). `start(family, …)` announces those keys to the figure store (the player's
+requests for them wait instead of failing), aliases the one on screen to its figure, and hands
+the others — nearest value first — to a background worker: it applies the auto end time where
+the page would (`dynamics.timescales.with_auto_time`, so cache keys match what the page would
+run), builds the figures of runs already cached, and gives the rest to the service's
+speculative queue under this session's name (`Service.prefetch(owner=…)`: only while no real
+request runs, cancelled by any, counted apart from requests), whose completion builds each
+figure. A newer family of the same session replaces the older one.
+
+A run too heavy to scrub (its simulation took over `MAX_MEMBER_S`) gets no family.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dynamics.config import Config
+from dynamics.service import Service
+from dynamics.status import Status
+from dynamics.timescales import with_auto_time
+from dynamics.trajectory import Trajectory
+from viz.options import FigureOptions
+
+from . import figures
+
+MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
+EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
+EPS_LADDER = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
+
+
+@dataclass(frozen=True)
+class Control:
+    """A control that can be scrubbed: its config `param`, its `label`, its slider values
+    around a config (`ladder`), how to read and set it."""
+
+    param: str
+    label: str
+    ladder: Callable[[Config], Sequence[float]]
+    get: Callable[[Config], float]
+    put: Callable[[Config, float], Config]
+    fmt: Callable[[float], str]
+    applies: Callable[[Config], bool] = lambda _c: True
+
+
+def _with_current(values: Sequence[float], current: float) -> list[float]:
+    return sorted({*(float(v) for v in values), float(current)})
+
+
+def _eps_ladder(c: Config) -> list[float]:
+    return _with_current(EPS_LADDER, c.init.scale)
+
+
+def _gamma_ladder(c: Config) -> list[float]:
+    return _with_current([round(0.05 * k, 2) for k in range(21)], c.model.gamma)
+
+
+def _signal_angles(c: Config) -> list[float]:
+    return _with_current([float(a) for a in range(10, 171, 10)], c.data.angle_deg)  # type: ignore[union-attr]
+
+
+def _point_angles(c: Config) -> list[float]:
+    a0 = float(c.data.angles_deg[0])  # type: ignore[union-attr]
+    return _with_current([a0 + 10.0 * k for k in range(-8, 9)], a0)
+
+
+def _set(c: Config, path: str, value: Any) -> Config:
+    return c.with_updates({path: value})
+
+
+def _set_first_angle(c: Config, value: float) -> Config:
+    raw = c.to_dict()
+    raw["data"]["angles_deg"] = [float(value), *raw["data"]["angles_deg"][1:]]
+    return Config.from_dict(raw)
+
+
+def _g(x: float) -> str:
+    return f"{x:g}"
+
+
+CONTROLS: dict[str, Control] = {
+    c.param: c for c in (
+        Control("init.scale", "ε", _eps_ladder, lambda c: float(c.init.scale),
+                lambda c, v: _set(c, "init.scale", v), _g),
+        Control("model.gamma", "γ", _gamma_ladder, lambda c: float(c.model.gamma),
+                lambda c, v: _set(c, "model.gamma", v), _g),
+        Control("data.angle_deg", "angle between x₊ and x₋", _signal_angles,
+                lambda c: float(c.data.angle_deg),  # type: ignore[union-attr]
+                lambda c, v: _set(c, "data.angle_deg", v), lambda v: f"{v:g}°",
+                lambda c: c.data.kind == "two_signals"),
+        Control("data.angles_deg[0]", "angle of point 1", _point_angles,
+                lambda c: float(c.data.angles_deg[0]),  # type: ignore[union-attr]
+                _set_first_angle, lambda v: f"{v:g}°",
+                lambda c: c.data.kind in ("points", "clusters")),
+    )
+}
+DEFAULT = "init.scale"
+
+
+def choices(config: Config) -> list[tuple[str, str]]:
+    """(param, label) of the controls that can be scrubbed for `config`."""
+    return [(c.param, c.label) for c in CONTROLS.values() if c.applies(config)]
+
+
+@dataclass(frozen=True)
+class Family:
+    """Runs along one control: `values` (sorted), the one on screen (`current`), each value's
+    link Config (None: not a valid run) and planned figure key (None likewise)."""
+
+    control: Control
+    values: tuple[float, ...]
+    current: int
+    links: tuple[Config | None, ...]
+    keys: tuple[str | None, ...]
+    auto: bool
+    options: FigureOptions
+
+    def order(self) -> list[int]:
+        """Member indices nearest to the current value first (the current one excluded)."""
+        return sorted((i for i in range(len(self.values)) if i != self.current),
+                      key=lambda i: (abs(i - self.current), i))
+
+    def player_arg(self, choices: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+        from .player import family_arg
+        return family_arg(self.control.param, self.control.label, self.values,
+                          [self.control.fmt(v) for v in self.values], self.keys, self.current,
+                          choices)
+
+
+def plan(link_config: Config, param: str, *, auto: bool,
+         options: FigureOptions) -> Family | None:
+    """The family of `link_config` (the Config the URL records) along `param`, or None when
+    the control does not apply. Cheap: validates each member's Config, runs nothing."""
+    control = CONTROLS.get(param)
+    if control is None or not control.applies(link_config):
+        return None
+    current = control.get(link_config)
+    values = tuple(control.ladder(link_config))
+    links: list[Config | None] = []
+    keys: list[str | None] = []
+    extra = "auto" if auto else ""
+    for v in values:
+        try:
+            c = link_config if v == current else control.put(link_config, v)
+        except Exception:  # a value the config does not accept: no member there
+            c = None
+        links.append(c)
+        keys.append(figures.planned_key(c.to_json(), options, extra) if c is not None else None)
+    return Family(control, values, values.index(current), tuple(links), tuple(keys), auto,
+                  options)
+
+
+# ----------------------------------------------------------------------------- background
+_lock = threading.Condition()
+_jobs: dict[str, tuple[Family, Service]] = {}  # owner -> the newest family to prepare
+_worker: dict[str, threading.Thread | None] = {"thread": None}
+
+
+def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str,
+          service: Service) -> bool:
+    """Announce the family's keys, alias the run on screen, and prepare the others in the
+    background (see the module docstring). False (nothing started) for a heavy run."""
+    key_now = family.keys[family.current]
+    if key_now is not None:
+        figures.STORE.alias(key_now, on_screen.key)
+    if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable:
+        return False
+    for i in family.order():
+        k = family.keys[i]
+        if k is not None and figures.STORE.get(k) is None:
+            figures.STORE.expect(k, EXPECT_S)
+    with _lock:
+        _jobs[owner] = (family, service)
+        if _worker["thread"] is None or not _worker["thread"].is_alive():
+            _worker["thread"] = threading.Thread(target=_work, daemon=True,
+                                                 name="eae-family")
+            _worker["thread"].start()
+        _lock.notify_all()
+    return True
+
+
+def _run_config(link: Config, auto: bool) -> Config:
+    return with_auto_time(link)[0] if auto else link
+
+
+def _work() -> None:
+    """Prepare families, one owner at a time (the newest family of each owner)."""
+    while True:
+        with _lock:
+            if not _jobs:
+                _worker["thread"] = None
+                return
+            owner = next(iter(_jobs))
+            family, service = _jobs.pop(owner)
+        try:
+            _prepare(family, service, owner)
+        except Exception:  # speculative: the page reports real problems itself
+            continue
+
+
+def _prepare(family: Family, service: Service, owner: str) -> None:
+    todo: list[Config] = []
+    planned: dict[str, str] = {}  # run config's cache key -> planned figure key
+    for i in family.order():
+        link, key = family.links[i], family.keys[i]
+        if link is None or key is None or figures.STORE.get(key) is not None:
+            continue
+        with _lock:
+            if owner in _jobs:  # a newer family for this session: this one is moot
+                return
+        try:
+            run = _run_config(link, family.auto)
+        except Exception:
+            figures.STORE.forget_expected(key)
+            continue
+        traj = service.peek(run)
+        if traj is not None and Status(traj.status).cacheable:
+            _build(traj, key, family.options, service)
+        else:
+            todo.append(run)
+            planned[run.cache_key()] = key
+
+    def done(traj: Trajectory) -> None:
+        key = planned.get(traj.config.cache_key())
+        if key is not None:
+            _build(traj, key, family.options, service)
+
+    if todo:
+        service.prefetch(todo, owner=f"family:{owner}", on_done=done, limit=len(todo))
+
+
+def _build(traj: Trajectory, planned: str, options: FigureOptions, service: Service) -> None:
+    shown = figures.main(traj, service.analyse(traj), options)
+    figures.STORE.alias(planned, shown.key)
+
+
+def idle(timeout: float) -> bool:
+    """Wait until no family is being prepared (tests); True if so."""
+    end = threading.Event()
+    deadline = timeout
+    step = 0.05
+    while deadline > 0:
+        with _lock:
+            if not _jobs and (_worker["thread"] is None or not _worker["thread"].is_alive()):
+                return True
+        end.wait(step)
+        deadline -= step
+    return False
+
+
+def session_owner() -> str:
+    """This browser session's name for speculative work (one family per session)."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        ctx = get_script_run_ctx()
+        return ctx.session_id if ctx is not None else "script"
+    except Exception:
+        return "script"
+
+
+def nearest(values: Sequence[float], value: float) -> int:
+    """Index of the value in `values` nearest to `value` (log scale for positive ladders)."""
+    if all(v > 0 for v in values) and value > 0:
+        return min(range(len(values)), key=lambda i: abs(math.log(values[i] / value)))
+    return min(range(len(values)), key=lambda i: abs(values[i] - value))
+
+
+__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "idle", "nearest", "plan",
+           "session_owner", "start"]
