@@ -14,6 +14,10 @@ import streamlit as st
 st.set_page_config(page_title="Early Alignment Explorer",
                    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
+from ui.startup import wait_for_kernels  # noqa: E402 (after set_page_config)
+
+wait_for_kernels()  # a fresh server: a progress message, not a blank page
+
 HERE = Path(__file__).parent
 PAGES = [  # (file, title, Material icon, default)
     ("app_pages/overview.py", "Overview", ":material/home:", False),

@@ -10,9 +10,11 @@ numba cache, about 2 s when it loads.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 COLD_S, WARM_S = 25.0, 2.0  # typical compile / load time of all kernels here (2-core host)
 
@@ -34,10 +36,20 @@ class WarmState:
 
     @property
     def remaining_s(self) -> float:
-        """Seconds left, from the expected total and the time elapsed (≥ 1 while running)."""
+        """Seconds left (≥ 1 while running): the expected total less the time elapsed, or,
+        once a run is done, the pace so far times the runs left (a busy machine is slower)."""
         if self.ready or self.started is None:
             return 0.0
-        return max(1.0, self.expected_s - (time.time() - self.started))
+        elapsed = time.time() - self.started
+        if self.done:
+            return max(1.0, elapsed / self.done * (self.total - self.done))
+        return max(1.0, self.expected_s - elapsed)
+
+    @property
+    def late(self) -> bool:
+        """Running longer than expected (the machine is busy)."""
+        return (not self.ready and self.started is not None
+                and time.time() - self.started > self.expected_s)
 
 
 _lock = threading.Lock()
@@ -51,6 +63,7 @@ class _Progress:
     ready: bool = False
     error: str = ""
     expected_s: float = COLD_S
+    running: bool = False
 
 
 _st = _Progress()
@@ -69,9 +82,6 @@ def _warm_configs() -> list[dict]:
 def _cache_is_warm() -> bool:
     """Whether numba's disk cache already holds compiled kernels of this package (index files
     `*.nbi` of gf.py; then start-up only loads them)."""
-    import os
-    from pathlib import Path
-
     root = os.environ.get("NUMBA_CACHE_DIR")
     where = Path(root) if root else Path(__file__).resolve().parent / "kernels" / "__pycache__"
     try:
@@ -80,14 +90,22 @@ def _cache_is_warm() -> bool:
         return False
 
 
+def begin() -> None:
+    """Mark the start-up compilation as under way (pages show its message from now on)."""
+    with _lock:
+        if _st.started is None:
+            _st.started, _st.total = time.time(), len(_warm_configs())
+            _st.expected_s = WARM_S if _cache_is_warm() else COLD_S
+
+
 def warm_kernels() -> WarmState:
     """Run the warm-up simulations once in this process (later calls return at once)."""
+    begin()
     with _lock:
-        if _st.started is not None:
+        if _st.running or _st.ready:
             return _snapshot()
+        _st.running = True
         configs = _warm_configs()
-        _st.started, _st.total = time.time(), len(configs)
-        _st.expected_s = WARM_S if _cache_is_warm() else COLD_S
     try:
         from .config import Config
         from .simulate import simulate
@@ -116,4 +134,4 @@ def state() -> WarmState:
         return _snapshot()
 
 
-__all__ = ["WarmState", "state", "warm_kernels"]
+__all__ = ["WarmState", "begin", "state", "warm_kernels"]

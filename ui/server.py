@@ -106,9 +106,18 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
     """Server start: mark the routes mounted and compile (or load) the kernels in a thread, so
     the first visitor does not wait for the JIT (pages show `dynamics.warmup` meanwhile)."""
     from dynamics import warmup as w
+
     _state["mounted"] = True
-    threading.Thread(target=w.warm_kernels, name="eae-warmup", daemon=True).start()
+    w.begin()  # pages show the start-up message from now on
+    threading.Thread(target=_warm, name="eae-warmup", daemon=True).start()
     yield
+
+
+def _warm() -> None:
+    """The first visitor's imports and the kernels, before anyone asks."""
+    import ui.figures  # noqa: F401  (viz, plotly, the payload encoder)
+    from dynamics import warmup as w
+    w.warm_kernels()
 
 
 __all__ = ["API", "APP_SCRIPT", "lifespan", "middleware", "mounted", "plotly_js_url",

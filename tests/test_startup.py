@@ -1,0 +1,54 @@
+"""A fresh server says what it is doing: the start-up compilation's state and the visitor's
+message (dynamics.warmup, ui.startup)."""
+
+from __future__ import annotations
+
+import time
+
+from dynamics import warmup
+from ui.startup import message
+
+
+def test_state_before_any_warm_up_is_ready() -> None:
+    # a process that never asked for a warm-up (tests, the CLI) compiles on demand
+    s = warmup.WarmState(started=None, done=0, total=0, ready=False)
+    assert s.remaining_s == 0.0 and not s.late
+
+
+def test_remaining_time_follows_the_pace_once_a_run_is_done() -> None:
+    now = time.time()
+    fresh = warmup.WarmState(started=now - 2.0, done=0, total=3, ready=False, expected_s=25.0)
+    assert 22.0 <= fresh.remaining_s <= 23.5 and not fresh.late
+    paced = warmup.WarmState(started=now - 10.0, done=1, total=3, ready=False, expected_s=25.0)
+    assert 19.0 <= paced.remaining_s <= 21.0  # 10 s per run so far, two runs left
+    slow = warmup.WarmState(started=now - 40.0, done=0, total=3, ready=False, expected_s=25.0)
+    assert slow.late and slow.remaining_s == 1.0
+    text = message(slow)
+    assert "0 of 3 done" in text and "longer than usual" in text
+    assert "about 2" in message(paced) and "opens by itself" in message(paced)
+
+
+def test_warm_kernels_runs_once_and_reports_ready() -> None:
+    got = warmup.warm_kernels()
+    assert got.ready and got.done == got.total == 3 and not got.error
+    again = warmup.warm_kernels()  # later calls return at once
+    assert again.started == got.started and again.done == 3
+    assert warmup.state().as_dict()["ready"] is True
+
+
+def test_a_visitor_during_start_up_sees_the_message_not_a_blank_page(monkeypatch) -> None:
+    """The page's side, under AppTest: while the compilation is under way the app shows the
+    progress message and nothing else; once it is done, the page itself."""
+    from devtools.apptest import players, run_page
+    from devtools.server import REPO_ROOT
+
+    monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3,
+                                                        expected_s=25.0, running=True))
+    at = run_page(REPO_ROOT / "app.py")
+    texts = " ".join(p.proto.text for p in at.get("progress"))
+    assert "compiles the simulation kernels" in texts and "0 of 3 done" in texts
+    assert not players(at)  # the page's own figure waits
+    monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3, done=3,
+                                                        ready=True))
+    at.run()
+    assert not at.exception and players(at) and not at.get("progress")
