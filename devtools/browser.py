@@ -65,13 +65,14 @@ IDLE_JS = """() => {
   if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  if (document.querySelector('.st-key-eae-starting')) return false;  // the server's start-up
   for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     if (!chart.querySelector('.main-svg')) return false;
   }
   for (const f of document.querySelectorAll('iframe[title$="eae_player"]')) {
     const w = f.contentWindow;
     const p = w && w.EAEPlayer && w.EAEPlayer.players[0];
-    if (!p || (!p.run && !p.error)) return false;
+    if (!p || (!p.run && !p.error) || p.busy > 0) return false;
     if (p.run && !p.settled()) return false;
     // the frame has the height the player asked for (presenter mode sizes it to the window)
     if (Math.abs(f.getBoundingClientRect().height - p.root.getBoundingClientRect().height) > 4)

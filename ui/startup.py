@@ -36,8 +36,9 @@ def wait_for_kernels() -> None:
         frac = state.done / state.total if state.total else 0.0
         st.progress(frac, text=message(state))
 
-    st.markdown("### Early alignment explorer")
-    progress()
+    with st.container(key="eae-starting"):  # (browser tests wait for it to go)
+        st.markdown("### Early alignment explorer")
+        progress()
     st.stop()
 
 

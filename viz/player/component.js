@@ -95,6 +95,8 @@
     const key = args.fig_key;
     const source = args.src ? fetchRun(args.src)
       : Promise.resolve(EAEPlayer.decode(args.payload));
+    player.busy = (player.busy || 0) + 1;  // until this render is drawn (tests wait on it)
+    const finish = function () { player.busy -= 1; };
     loadPlotly(args.plotly_src).then(function () { return source; }).then(function (run) {
       if (player.runKey !== key) return player.show(run, key, false);
       return player;
@@ -111,7 +113,7 @@
       player.error = String(e);
       player.setStatus("The figure could not be drawn: " + e.message);
       onHeight(root.getBoundingClientRect().height);
-    });
+    }).then(finish, finish);
   }
 
   window.addEventListener("message", function (ev) {

@@ -303,7 +303,7 @@
       const frac = P.run && keepTime ? P.frame / Math.max(1, P.run.frames.n - 1) : null;
       const first = !P.run;
       P.run = run;
-      P.runKey = key;
+      P.runKey = (run.meta && run.meta.key) || key;  // the figure's own key, however fetched
       root.dataset.runKey = key || "";
       time.max = String(run.frames.n - 1);
       const lay = layoutFor(run);
@@ -450,6 +450,9 @@
       show(got.run, got.key, true).then(done, done);
     }
 
+    scrubInput.addEventListener("input", function () {
+      swapTo(+scrubInput.value);
+    });
     scrubPick.addEventListener("change", function () {
       if (opts.onEvent) opts.onEvent({ event: "family", param: scrubPick.value, nonce: Date.now() });
     });
@@ -464,7 +467,7 @@
     /** Whether the figure is drawn at its final size (nothing queued; in a sized host the
      * plot has the height the host asks for). */
     P.settled = function () {
-      if (!P.run || drawing || pending !== null) return false;
+      if (!P.run || drawing || pending !== null || P.busy > 0) return false;
       const h = plotHeight();
       return h == null || Math.abs(((plot._fullLayout || {}).height || 0) - h) <= 1;
     };

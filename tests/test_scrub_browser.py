@@ -1,0 +1,97 @@
+"""Scrub a control live, in real Chromium: the family of runs along ε arrives in the background,
+dragging the player's scrub slider swaps runs with no server round trip, a value not computed
+yet shows the nearest computed one (marked as such), and the release becomes the page's state
+and the URL's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from devtools.browser import PLAYER_JS, player_frame, wait_for_streamlit_idle
+
+FAMILY_JS = """() => {
+  const f = document.querySelector('iframe[title$="eae_player"]');
+  const p = f && f.contentWindow.EAEPlayer && f.contentWindow.EAEPlayer.players[0];
+  if (!p || !p.family) return null;
+  return {loaded: p.familyRuns.size, n: p.family.values.length, current: p.family.current,
+          shown: p.familyShown, wanted: p.familyWanted, swaps: p.swaps, key: p.runKey,
+          note: f.contentDocument.querySelector('.eae-scrub-note').textContent,
+          nearest: p.root.dataset.scrubNearest};
+}"""
+
+
+def _eps(title: str) -> float:
+    m = re.search(r"ε = ([0-9.e+-]+)", title)
+    assert m, title
+    return float(m.group(1))
+
+
+@pytest.mark.browser
+def test_dragging_epsilon_swaps_runs_and_the_release_is_the_state(
+        start_streamlit, page, tmp_path, screenshot_dir):
+    base = start_streamlit("serve.py", env={"EAE_PREFETCH": "1",
+                                            "EAE_CACHE_DIR": str(tmp_path / "cache")})
+    page.goto(f"{base}/?model.width=12")
+    wait_for_streamlit_idle(page, timeout=300)
+    first = page.evaluate(PLAYER_JS, 0)
+    assert first is not None, page.inner_text("body")[:2000]
+    assert _eps(first["title"]) == 0.001
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.loaded >= 7; }}",
+                           timeout=180_000, polling=200)
+    fam = page.evaluate(FAMILY_JS)
+    player = player_frame(page)
+    slider = player.locator(".eae-scrub-input")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+
+    def x_of(index: int) -> float:  # the thumb's centre for a value index
+        frac = index / (fam["n"] - 1)
+        return box["x"] + 8 + frac * (box["width"] - 16)
+
+    page.mouse.move(x_of(fam["current"]), y)
+    page.mouse.down()
+    target = fam["current"] - 2  # two slider steps down: ε = 1e-4
+    for k in range(1, 11):  # a drag across the way there
+        page.mouse.move(x_of(fam["current"]) + (x_of(target) - x_of(fam["current"])) * k / 10, y)
+        page.wait_for_timeout(30)
+    page.wait_for_function(f"() => ({FAMILY_JS})().shown === {target}", timeout=20_000)
+    during = page.evaluate(PLAYER_JS, 0)
+    # the figure already shows the dragged value, while the page has not been told (no rerun)
+    assert _eps(during["title"]) == pytest.approx(1e-4)
+    assert during["key"] != first["key"] and page.evaluate(FAMILY_JS)["swaps"] >= 1
+    assert "init.scale" not in page.url
+    page.screenshot(path=screenshot_dir / "scrub_while_dragging.png")
+    page.mouse.up()  # the release: the value becomes the page's state and the URL's
+    page.wait_for_url(re.compile(r"init\.scale=0\.0001"), timeout=60_000)
+    wait_for_streamlit_idle(page, timeout=120)
+    after = page.evaluate(PLAYER_JS, 0)
+    assert _eps(after["title"]) == pytest.approx(1e-4) and after["key"] == during["key"]
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "0.0001" in sidebar or "1e-04" in sidebar or "1e-4" in sidebar
+
+
+@pytest.mark.browser
+def test_a_value_not_computed_yet_shows_the_nearest_marked(streamlit_server, page):
+    """The player's own rule, on a family whose other members cannot arrive (their figures do
+    not exist on the server): dragging far shows the nearest computed run and says so."""
+    page.goto(f"{streamlit_server}/?model.width=8")
+    wait_for_streamlit_idle(page, timeout=300)
+    frame = page.frame_locator('iframe[title$="eae_player"]')
+    frame.locator(".eae-player").evaluate("""root => {
+      const P = window.EAEPlayer.players[0];
+      P.familyRuns = new Map();
+      P.setFamily({param: "init.scale", label: "ε", values: [1e-5, 1e-4, 1e-3, 1e-2],
+                   labels: ["1e-05", "0.0001", "0.001", "0.01"],
+                   sources: ["/api/eae/fig/nope1", "/api/eae/fig/nope2", null,
+                             "/api/eae/fig/nope3"], current: 2, choices: []},
+                  () => Promise.reject(new Error("not on the server")));
+    }""")
+    frame.locator(".eae-scrub-input").evaluate(  # dragged to the far end
+        "el => { el.value = '0'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    got = page.evaluate(FAMILY_JS)
+    assert got["wanted"] == 0 and got["shown"] == 2  # the nearest computed: the one on screen
+    assert got["nearest"] == "true" and "showing the nearest, 0.001" in got["note"]
