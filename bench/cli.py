@@ -29,6 +29,8 @@ TOOLS = {
              "changes: --changes N) and under AppTest"),
     "pages": ("bench.bench_pages", "first chart of every page; quick built-in sweeps"),
     "load": ("bench.load", "many browser sessions on one Streamlit server at once"),
+    "drag": ("bench.bench_drag", "scrub a control live: family arrival, updates per second "
+             "while dragging ε and γ (real Chromium)"),
 }
 
 

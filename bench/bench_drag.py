@@ -1,0 +1,184 @@
+"""Scrub a control live, in real Chromium: how long the family of runs takes to arrive, and how
+many figure updates per second the player draws while its scrub slider is dragged.
+
+    .venv/bin/python -m bench drag                  # the Explorer's default run and each paper
+    .venv/bin/python -m bench drag --quick          # the default run only, a shorter drag
+
+Starts one server (`streamlit run serve.py`, loopback, a fresh EAE_CACHE_DIR, prefetch on),
+opens the Explorer on the default link and on each paper's presets (the links "Open in
+Explorer" makes), and for each: the time from the first figure to the whole family loaded in
+the player (ε: 17 slider values), then a drag with the mouse back and forth across the ε and
+the γ slider for `--seconds` (a move every 16 ms, as a hand does), counting the runs the
+player swapped in (`swaps`) per second of drag. Nothing is asserted: the numbers are printed
+(and written as JSON with --json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from devtools.browser import launch_chromium, wait_for_streamlit_idle
+from devtools.server import REPO_ROOT, StreamlitServer
+
+from .machine import loadavg_text
+
+FAMILY_JS = """() => {
+  const f = document.querySelector('iframe[title$="eae_player"]');
+  const p = f && f.contentWindow.EAEPlayer && f.contentWindow.EAEPlayer.players[0];
+  if (!p || !p.family) return null;
+  return {loaded: p.familyRuns.size, n: p.family.values.length, param: p.family.param,
+          current: p.family.current, swaps: p.swaps};
+}"""
+
+
+@dataclass
+class DragResult:
+    """One case: the family's arrival and the drag rates (None: not measured)."""
+
+    case: str
+    url: str
+    family_s: float | None  # first figure → every member loaded (ε)
+    members: int
+    eps_updates_per_s: float | None
+    gamma_updates_per_s: float | None
+
+
+def cases(quick: bool) -> list[tuple[str, str]]:
+    """(name, query string) of the default run and of every paper preset's Explorer link."""
+    from dynamics.papers import PAPERS
+    from ui.lesson import ExplorerView
+    from ui.state import explorer_binder
+
+    out = [("default", "")]
+    if quick:
+        return out
+    binder = explorer_binder()
+    for key, paper in PAPERS.items():
+        for name, cfg in paper.presets(True).items():
+            q = binder.query(ExplorerView(), {"run": cfg})
+            if any(k in q for k in ("data.X", "data.y")):
+                continue  # uploaded arrays stay out of links
+            out.append((f"{key}.{name}", "&".join(f"{k}={v}" for k, v in q.items())))
+    return out
+
+
+def _frame(page: Any) -> Any:
+    return page.frame_locator('iframe[title$="eae_player"]')
+
+
+def _drag(page: Any, seconds: float) -> float | None:
+    """Drag the scrub slider back and forth for `seconds`; swaps per second of drag."""
+    slider = _frame(page).locator(".eae-scrub-input")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    before = page.evaluate(FAMILY_JS)
+    if box is None or before is None:
+        return None
+    y = box["y"] + box["height"] / 2
+    n = before["n"]
+    x0 = box["x"] + 8 + before["current"] / (n - 1) * (box["width"] - 16)
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    t0 = time.perf_counter()
+    k = 0
+    while time.perf_counter() - t0 < seconds:
+        phase = (k % 120) / 60.0
+        frac = phase if phase <= 1 else 2 - phase
+        page.mouse.move(box["x"] + 8 + frac * (box["width"] - 16), y)
+        page.wait_for_timeout(16)
+        k += 1
+    dt = time.perf_counter() - t0
+    swaps = page.evaluate(FAMILY_JS)["swaps"] - before["swaps"]
+    page.keyboard.press("Escape")
+    # released away from the start: the page takes the value (a rerun); wait for it
+    page.mouse.up()
+    wait_for_streamlit_idle(page, timeout=300)
+    return swaps / dt
+
+
+def _wait_family(page: Any, timeout_s: float) -> tuple[float | None, int]:
+    """Seconds from the first figure drawn to every member loaded (polled every 50 ms from
+    the navigation on), and the number of members."""
+    t0 = time.perf_counter()
+    first: float | None = None
+    got = None
+    while time.perf_counter() - t0 < timeout_s:
+        try:
+            got = page.evaluate(FAMILY_JS)
+        except Exception:  # the frame is being replaced by a rerun
+            got = None
+        if got is not None:
+            first = first if first is not None else time.perf_counter()
+            if got["loaded"] >= got["n"]:
+                return time.perf_counter() - first, got["n"]
+        page.wait_for_timeout(50)
+    return None, (got or {}).get("loaded", 0)
+
+
+def _pick(page: Any, param: str) -> bool:
+    pick = _frame(page).locator(".eae-scrub-pick")
+    if pick.count() == 0 or param not in pick.evaluate("s => Array.from(s.options, o => o.value)"):
+        return False
+    pick.select_option(param)
+    wait_for_streamlit_idle(page, timeout=300)
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.param === "
+                           f"'{param}' && f.loaded >= f.n; }}", timeout=300_000, polling=200)
+    return True
+
+
+def measure(base: str, browser: Any, quick: bool, seconds: float) -> list[DragResult]:
+    out = []
+    for name, query in cases(quick):
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+        page = ctx.new_page()
+        url = f"{base}/?{query}" if query else f"{base}/"
+        page.goto(url)
+        fam_s, members = _wait_family(page, 600)
+        wait_for_streamlit_idle(page, timeout=600)
+        eps = _drag(page, seconds) if fam_s is not None else None
+        gamma = _drag(page, seconds) if _pick(page, "model.gamma") else None
+        out.append(DragResult(name, url, fam_s, members, eps, gamma))
+        print(f"{name:34} family {fam_s if fam_s is None else round(fam_s, 2)} s "
+              f"({members} runs)  ε {eps and round(eps, 1)}/s  γ {gamma and round(gamma, 1)}/s",
+              flush=True)
+        ctx.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench drag", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the default run only, 1 s drags")
+    ap.add_argument("--seconds", type=float, default=3.0, help="length of each drag")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    seconds = 1.0 if args.quick else args.seconds
+    with tempfile.TemporaryDirectory() as tmp:
+        server = StreamlitServer(REPO_ROOT / "serve.py", {"EAE_CACHE_DIR": tmp,
+                                                          "EAE_PREFETCH": "1"}, Path(tmp))
+        try:
+            server.wait_healthy()
+            print(f"server {server.url}; {loadavg_text()}", flush=True)
+            with sync_playwright() as pw:
+                browser = launch_chromium(pw)
+                try:
+                    results = measure(server.url, browser, args.quick, seconds)
+                finally:
+                    browser.close()
+        finally:
+            server.stop()
+    print(f"done; {loadavg_text()}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
