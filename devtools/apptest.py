@@ -48,7 +48,8 @@ def player_args(el: Any) -> dict[str, Any]:
 
 def player_spec(at: Any, index: int | None = None) -> dict[str, Any]:
     """The figure a player draws, read from its inline payload (AppTest has no figure route):
-    {"data", "layout", "frames": {"n", "labels", "captions", …}, "meta"}. With `index`
+    {"data", "layout", "frames": {"n", "labels", "captions", …}, "meta"} (long arrays appear
+    as {"$array": …} references into the binary part). With `index`
     None the page must have exactly one player (AssertionError otherwise)."""
     import struct
 

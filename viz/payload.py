@@ -2,14 +2,16 @@
 
 Layout (little-endian): ``b"EAEP"``, u32 version, u32 n = length of the header, the header
 (UTF-8 JSON), zero padding to a multiple of 8, then the arrays, each starting at a multiple
-of 8 bytes. The header holds the Plotly figure (its long arrays are Plotly typed-array specs)
-and, per `Track`, where its values and frame offsets lie in the binary part (byte offset,
+of 8 bytes. The header holds the Plotly figure — its long arrays (Plotly typed-array specs)
+moved to the binary part and replaced by ``{"$array": {"offset", "count", "dtype"[, "shape"]}}``
+— and, per `Track`, where its values and frame offsets lie in the binary part (byte offset,
 count, dtype) or its texts. The player reads it with one `DataView` and typed-array views on
-the same buffer: no copy, no parsing of numbers from text.
+the same buffer: no copy, no base64, no parsing of numbers from text.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 from typing import Any
@@ -20,8 +22,10 @@ from plotly.utils import PlotlyJSONEncoder
 from .animation import AnimatedFigure, Animation, Track
 
 MAGIC = b"EAEP"
-VERSION = 1
-_NP = {"f4": np.float32, "f8": np.float64, "u1": np.uint8, "i4": np.int32}
+VERSION = 2
+ARRAY = "$array"
+_NP = {"f4": np.float32, "f8": np.float64, "u1": np.uint8, "i4": np.int32,
+       "u2": np.uint16, "i2": np.int16, "i1": np.int8, "u4": np.uint32}
 
 
 def _pad(n: int) -> int:
@@ -41,6 +45,20 @@ def encode(fig: AnimatedFigure, meta: dict[str, Any] | None = None) -> bytes:
         pos += len(b) + _pad(len(b))
         return ref
 
+    def lift(obj: Any) -> Any:
+        """The figure's typed arrays into the binary part (base64 → raw bytes)."""
+        if isinstance(obj, dict):
+            if "bdata" in obj and "dtype" in obj:
+                arr = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=obj["dtype"])
+                ref: dict[str, Any] = {**put(arr), "dtype": obj["dtype"]}
+                if "shape" in obj:
+                    ref["shape"] = [int(k) for k in str(obj["shape"]).split(",")]
+                return {ARRAY: ref}
+            return {k: lift(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [lift(v) for v in obj]
+        return obj
+
     anim = fig.animation
     tracks: list[dict[str, Any]] = []
     for tr in anim.tracks:
@@ -54,8 +72,10 @@ def encode(fig: AnimatedFigure, meta: dict[str, Any] | None = None) -> bytes:
             if tr.shape is not None:
                 entry["shape"] = list(tr.shape)
         tracks.append(entry)
+    figure = fig.figure.to_plotly_json()
+    figure["data"] = lift(figure.get("data", []))
     header = {
-        "figure": fig.figure.to_plotly_json(),
+        "figure": figure,
         "frames": {"n": anim.n_frames, "labels": list(anim.labels),
                    "captions": list(anim.captions), "ms": anim.frame_ms,
                    "redraw": anim.redraw, "start": anim.start, "tracks": tracks},
@@ -69,8 +89,9 @@ def encode(fig: AnimatedFigure, meta: dict[str, Any] | None = None) -> bytes:
 
 
 def decode(data: bytes) -> tuple[dict[str, Any], Animation]:
-    """(header, animation) of a payload: the header's figure and meta as JSON data, the tracks
-    as arrays again. Raises ValueError for anything that is not a payload of this version."""
+    """(header, animation) of a payload: the header's figure (its arrays as Plotly typed-array
+    specs again) and meta as JSON data, the tracks as arrays again. Raises ValueError for
+    anything that is not a payload of this version."""
     if len(data) < 12 or data[:4] != MAGIC:
         raise ValueError("not a figure payload")
     version, n = struct.unpack("<II", data[4:12])
@@ -78,6 +99,24 @@ def decode(data: bytes) -> tuple[dict[str, Any], Animation]:
         raise ValueError(f"payload version {version}, expected {VERSION}")
     header = json.loads(data[12:12 + n].decode())
     start = 12 + n + _pad(12 + n)
+
+    def restore(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            if ARRAY in obj:
+                ref = obj[ARRAY]
+                arr = np.frombuffer(data, dtype=_NP[ref["dtype"]], count=ref["count"],
+                                    offset=start + ref["offset"])
+                spec: dict[str, Any] = {"dtype": ref["dtype"],
+                                        "bdata": base64.b64encode(arr.tobytes()).decode()}
+                if "shape" in ref:
+                    spec["shape"] = ", ".join(str(k) for k in ref["shape"])
+                return spec
+            return {k: restore(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [restore(v) for v in obj]
+        return obj
+
+    header["figure"]["data"] = restore(header["figure"].get("data", []))
     fr = header["frames"]
     tracks = []
     for e in fr["tracks"]:

@@ -13,7 +13,8 @@
  */
 (function () {
   "use strict";
-  const NP = { f4: Float32Array, f8: Float64Array, u1: Uint8Array, i4: Int32Array };
+  const NP = { f4: Float32Array, f8: Float64Array, u1: Uint8Array, i4: Int32Array,
+               u2: Uint16Array, i2: Int16Array, i1: Int8Array, u4: Uint32Array };
   const EAE = (window.EAEPlayer = window.EAEPlayer || { players: [] });
 
   /* ------------------------------------------------------------------ payload */
@@ -30,11 +31,31 @@
     if (magic !== "EAEP") throw new Error("not a figure payload");
     const dv = new DataView(buf);
     const version = dv.getUint32(4, true);
-    if (version !== 1) throw new Error("payload version " + version);
+    if (version !== 2) throw new Error("payload version " + version);
     const n = dv.getUint32(8, true);
     const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 12, n)));
     let start = 12 + n;
     start += (8 - (start % 8)) % 8;
+    // the figure's arrays live in the binary part: typed-array views in their place
+    const lift = function (o) {
+      if (Array.isArray(o)) return o.map(lift);
+      if (o && typeof o === "object") {
+        const ref = o["$array"];
+        if (ref) {
+          const a = new NP[ref.dtype](buf, start + ref.offset, ref.count);
+          if (!ref.shape || ref.shape.length < 2) return a;
+          const w = ref.shape.slice(1).reduce((x, y) => x * y, 1);
+          const rows = [];
+          for (let i = 0; i < a.length; i += w) rows.push(a.subarray(i, i + w));
+          return rows;
+        }
+        const out = {};
+        for (const k of Object.keys(o)) out[k] = lift(o[k]);
+        return out;
+      }
+      return o;
+    };
+    header.figure.data = lift(header.figure.data || []);
     const fr = header.frames;
     const tracks = fr.tracks.map(function (e) {
       const t = { trace: e.trace, path: e.attr.split("."), dtype: e.dtype };
