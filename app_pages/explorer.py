@@ -30,6 +30,7 @@ def _go(i: int) -> None:
             {"run": sc.config()})
 
 
+presenter.mode(controls.widget_key("view.presenter", B.key), bound.view.presenter, bound.fresh)
 with st.sidebar:
     panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
                                    view=bound.view.figure_view(),
@@ -37,8 +38,6 @@ with st.sidebar:
 shown = panel.view or bound.view.figure_view()
 view = bound.view.model_copy(update={**shown.model_dump(),
                                      "t_end_auto": bool(panel.t_end_auto)})
-presenter.apply_presenter(view.presenter, on_exit=presenter.session_flag_off,
-                          args=(controls.widget_key("view.presenter", B.key),))
 
 if view.presenter:
     at = lesson.position(LESSON, view.scenario)
@@ -54,8 +53,8 @@ with presenter.intro(view.presenter, "What to look for"):
         "right). Press ▶ Play or drag the slider.")
 
 if bound.warnings:
-    st.warning(text.with_list("Some link parameters could not be used and were replaced by "
-                              "defaults:", bound.warnings))
+    st.warning(text.with_list("Some link parameters could not be used (the others were "
+                              "kept):", bound.warnings))
 for note in panel.notes:
     st.info(note)
 

@@ -144,9 +144,8 @@ def _paper_selector() -> str:
 
 
 # ----------------------------------------------------------------------------- the page
-on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
-                      label="Presenter mode",
-                      help="Hides the controls and enlarges text and figures, for a projector.")
+on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+presenter.switch("view.presenter")
 for w in [w for w in bound.warnings if w.startswith("ignored paper=")]:
     bound.warnings.remove(w)
     st.warning(f"Unknown paper in the link: showing {PAPERS[FIRST].short}. "
