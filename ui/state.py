@@ -196,7 +196,7 @@ class Binder(Generic[V]):
         ss = st.session_state
         url = flat_params(st.query_params.to_dict())
         stored: Bound[V] | None = ss.get(self._k("state"))
-        if stored is None or (url and url != ss.get(self._k("synced"))):
+        if stored is None or (history_navigation() and url != ss.get(self._k("synced"))):
             stored = self.parse(url)
             ss[self._k("state")] = stored
             ss[self._k("synced")] = url
@@ -241,11 +241,9 @@ class Binder(Generic[V]):
         ss[self._k("state")] = Bound(view, all_configs, ex, warnings, fresh=False)
         params = self.query(view, all_configs, ex)
         current = flat_params(st.query_params.to_dict())
-        for k in [k for k in current if k not in params]:
-            del st.query_params[k]
-        for k, v in params.items():
-            if current.get(k) != v:
-                st.query_params[k] = v
+        if params != current or params != ss.get(URL_SENT_KEY):
+            st.query_params.from_dict(params)
+            ss[URL_SENT_KEY] = dict(params)
         ss[self._k("synced")] = params
         return params
 
