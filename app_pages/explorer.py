@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import charts, controls, downloads, lesson, presenter, runner, state, text
+from dynamics.config import Config
+from ui import charts, controls, downloads, lesson, presenter, runner, state, text, try_this
 from ui.lesson import ExplorerView
 
 FIG_KEY = "explorer_main_figure"
@@ -28,6 +29,11 @@ def _go(i: int) -> None:
     current: ExplorerView = B.load().view
     B.reset(current.model_copy(update={"scenario": sc.key, "presenter": True}),
             {"run": sc.config()})
+
+
+def _show(v: ExplorerView, config: Config) -> None:
+    """A "try this" click: show `config` (the widgets are reseeded)."""
+    B.reset(v, {"run": config})
 
 
 presenter.mode(controls.widget_key("view.presenter", B.key), bound.view.presenter, bound.fresh)
@@ -73,6 +79,7 @@ else:
         traj, analysis = got
         fig = runner.figure_for(traj, analysis, shown)
         charts.chart(fig, key=FIG_KEY, presenter=view.presenter)
+        try_this.panel(view, link_config, _show)
         if not view.presenter:  # (a projector view keeps the figure alone)
             runner.show_notes(analysis)
         if traj.status == "completed":  # the next step of γ or ε: computed in the background
