@@ -47,10 +47,10 @@ def _knob_widget(paper: str, k: Knob) -> Any:
     key = f"{paper}.{k.key}"
     if k.options is not None:
         return B.widget(st.select_slider, k.label, key=key, value=k.default, bound=bound,
-                        options=list(k.options), help=k.help)
+                        options=list(k.options), help=k.help, path=k.field)
     return B.widget(st.number_input, k.label, key=key, value=k.default, bound=bound,
                     min_value=k.min_value, max_value=k.max_value, step=k.step,
-                    format=k.format, help=k.help)
+                    format=k.format, help=k.help, path=k.field)
 
 
 def _knobs(paper: Paper) -> dict[str, Any]:
