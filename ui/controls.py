@@ -52,9 +52,13 @@ class ReadableError(ConfigError):
     control it is about)."""
 
 
-# a sidebar wide enough for the data table's columns (label included) beside its row markers
+# a sidebar wide enough for the data table's columns (label included) beside its row markers;
+# number fields without their clear (×) button: in a half-width column it left 40 px for the
+# value ("0.01" was cut); a field is still emptied by deleting its text
 SIDEBAR_CSS = """<style>
 section[data-testid="stSidebar"][data-collapsed="false"] { min-width: 370px !important; }
+section[data-testid="stSidebar"] [data-testid="stNumberInputClearButton"] {
+  display: none !important; }
 </style>"""
 CELL_WIDTH = {"angles_deg": 78, "radii": 66, "labels": 62, "x": 90, "y": 90}  # px
 
@@ -375,7 +379,7 @@ def _model_controls(p: _Panel) -> None:
         p.widget("loss.kind")
     with c2:
         p.widget("loss.reduction")
-    c1, c2 = st.columns([3, 2])
+    c1, c2 = st.columns(2)
     with c1:
         p.widget("model.train_output")
     with c2:

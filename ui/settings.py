@@ -284,8 +284,8 @@ DATA_LABELS = {
     "clusters": "clusters with noise",
     "two_signals": "two signals x₊, x₋ (Wang & Ma)",
     "teacher": "teacher neuron (Chistikov et al.)",
-    "three_point": "three points, 1-D with bias (Boursier & Flammarion)",
-    "digits": "two digit classes, 8×8 images (Min et al.)",
+    "three_point": "three points in 1-D (Boursier)",
+    "digits": "two digit classes (Min et al.)",
     "array": "upload a file (CSV or NPZ)",
 }
 NORMALISATION_LABELS = {"none": "ε", "sqrt_m": "ε/√m", "sqrt_dm": "ε/√(dm)"}
@@ -321,9 +321,8 @@ _ROWS: tuple[Setting, ...] = (
             "the trap.", "column", kinds=("three_point",), cell=_CELL["y"]),
     Setting("data.radius", "radius", "Distance of the cluster centres from the origin: larger "
             "inputs make the neurons grow sooner.", step=0.1, kinds=("clusters",)),
-    Setting("data.n_per", "points per cluster", "Points drawn around each centre; more points "
-            "give a smoother loss and about the same picture.", kinds=("clusters",
-                                                                        "two_signals"),
+    Setting("data.n_per", "per cluster", "Points drawn around each centre; more points give "
+            "a smoother loss and about the same picture.", kinds=("clusters", "two_signals"),
             limit="max_points", unit="points",
             by_kind={"two_signals": ("copies of each", "Copies of x₊ and of x₋ (different only "
                                      "with noise > 0); the balance of the classes stays p.")}),
@@ -333,8 +332,9 @@ _ROWS: tuple[Setting, ...] = (
     Setting("data.angle_deg", "angle between x₊ and x₋ (°)", "A small angle is Wang & Ma's "
             "hard case: the neurons need longer to tell the two signals apart.",
             kinds=("two_signals",), unit="degrees"),
-    Setting("data.p", "class weight p", "How much more the loss weighs x₊ than x₋ (n₊/n₋); "
-            "larger p: the positive neurons win sooner.", step=0.5, kinds=("two_signals",)),
+    Setting("data.p", "weight p", "Class weight: how much more the loss weighs x₊ than x₋ "
+            "(n₊/n₋); larger p, the positive neurons win sooner.", step=0.5,
+            kinds=("two_signals",)),
     Setting("data.norm_plus", "‖x₊‖", "Length of the signal x₊; a longer signal is learned "
             "first.", step=0.1, kinds=("two_signals",)),
     Setting("data.norm_minus", "‖x₋‖", "Length of the signal x₋; a longer signal is learned "

@@ -12,6 +12,7 @@ row is as tall as its statement. Every cell is escaped text and may break anywhe
 from __future__ import annotations
 
 import html
+import re
 
 import pandas as pd
 import streamlit as st
@@ -23,8 +24,8 @@ CLAIM_ORDER = ("result", "claim", "statement", "measured", "expected", "toleranc
 SHOWN = ("result", "claim", "statement", "measured", "expected", "tolerance")
 FOLDED = (("justification", "why this tolerance"), ("integrator", "integrator"),
           ("details", "details"))
-WIDTHS = {"result": 10, "claim": 15, "statement": 39, "measured": 12, "expected": 12,
-          "tolerance": 12}  # % of the container: the statement the widest
+WIDTHS = {"result": 8, "claim": 15, "statement": 35, "measured": 11, "expected": 11,
+          "tolerance": 20}  # % of the container: the statement the widest
 VERDICT_CLASS = {"pass": "pass", "FAIL": "fail", "illustration": "ill"}
 
 CLAIMS_CSS = """<style>
@@ -74,6 +75,8 @@ def claims_html(df: pd.DataFrame) -> str:
         cells = []
         for c in shown:
             text = html.escape(_text(rec.get(c)))
+            if c == "claim":  # "wang_ma.four_phases" wraps at its dots and underscores
+                text = re.sub(r"([._])", "\\1<wbr>", text)
             if c == "result":
                 text = f'<span class="{VERDICT_CLASS.get(verdict, "ill")}">{text}</span>'
             cells.append(f"<td>{text}</td>")
