@@ -34,8 +34,7 @@ def test_every_sidebar_control_has_help(params):
     missing = [label for label, h in helps.items() if not h]
     assert not missing, missing
     # the help is the settings table's (one truth), not text written beside the widget
-    table = {s.help for s in SETTINGS.values()} | {h for s in SETTINGS.values()
-                                                   for _l, h in s.by_kind.values()}
+    table = {v.help for s in SETTINGS.values() for v in (s, *s.variants())}
     assert {h for h in helps.values()} <= table, set(helps.values()) - table
 
 

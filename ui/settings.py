@@ -54,8 +54,9 @@ class Setting:
     messages and links); `options` overrides the annotation's `Literal` values (a ladder);
     `labels` how options read; `lo`/`hi` narrow the config's range to the widget's, `limit`
     names the `Limits` field that bounds it on this server; `zero`: what 0 stands for in a
-    field that is None by default ("n = d"); `kinds`: the data kinds it belongs to (data.*);
-    `by_kind`: (label, help) for a kind that words it differently; `annotation`/`value` give
+    field that is None by default ("n = d"); `kinds`: the data kinds it belongs to (data.*;
+    a kind this config does not have is skipped); `by_kind`: for a kind that draws or words
+    it differently, the fields that differ (label, help, widget…); `annotation`/`value` give
     the type and default of a view option (a config's come from `Config`)."""
 
     path: str
@@ -71,7 +72,7 @@ class Setting:
     unit: str = ""
     zero: str = ""
     kinds: tuple[str, ...] = ()
-    by_kind: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    by_kind: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     annotation: Any = MISSING
     value: Any = MISSING
     cell: Rule | None = None  # a table column: the rule of each cell
@@ -85,11 +86,17 @@ class Setting:
     def for_kind(self, kind: str) -> Setting:
         """This row as the data kind `kind` words it (same path, its own label and help)."""
         kinds = (kind, *[k for k in self.kinds if k != kind]) if self.kinds else ()
-        got = replace(self, kinds=kinds)
-        if kind in self.by_kind:
-            label, help_ = self.by_kind[kind]
-            got = replace(got, label=label, help=help_)
-        return got
+        return replace(self, kinds=kinds, by_kind={}, **self.by_kind.get(kind, {}))
+
+    def known_kinds(self) -> tuple[str, ...]:
+        """The data kinds of this row that this config has (all of `kinds` once merged)."""
+        return tuple(k for k in self.kinds if k in DATA_CLASSES)
+
+    def variants(self) -> tuple[Setting, ...]:
+        """The row as each of its (known) data kinds words it; itself for other settings."""
+        if not self.kinds:
+            return (self,)
+        return tuple(self.for_kind(k) for k in self.known_kinds())
 
     def info(self) -> FieldInfo | None:
         """The pydantic field behind a config row (None for view options and widget-only rows)."""
@@ -109,6 +116,8 @@ class Setting:
             return self.value
         d: Any = Config().to_dict()
         if self.path.startswith("data."):
+            if self.kind not in DATA_CLASSES:
+                return None
             d = {"data": DATA_CLASSES[self.kind]().model_dump(mode="json")}
         for part in self.path.split("."):
             if not isinstance(d, dict) or part not in d:
@@ -286,6 +295,8 @@ DATA_LABELS = {
     "teacher": "teacher neuron (Chistikov et al.)",
     "three_point": "three points in 1-D (Boursier)",
     "digits": "two digit classes (Min et al.)",
+    "vectors": "points of any dimension",
+    "generated": "generated points, any dimension",
     "array": "upload a file (CSV or NPZ)",
 }
 NORMALISATION_LABELS = {"none": "ε", "sqrt_m": "ε/√m", "sqrt_dm": "ε/√(dm)"}
@@ -314,7 +325,12 @@ _ROWS: tuple[Setting, ...] = (
     Setting("data.radii", "radius", "Distance of each point from the origin; longer points "
             "pull harder on the neurons.", "column", kinds=("points",), cell=_CELL["radii"]),
     Setting("data.labels", "label", "Target of each point: ±1 classify, other values regress "
-            "(square loss).", "column", kinds=("points", "clusters"), cell=_CELL["labels"]),
+            "(square loss).", "column", kinds=("points", "clusters", "vectors", "generated"),
+            cell=_CELL["labels"],
+            by_kind={"generated": {"label": "labels", "widget": "select", "cell": None,
+                                   "help": "sign: labels ±1 (classification); real: sizes "
+                                   "in [0.2, 1] with alternating signs (regression)."},
+                     "vectors": {"widget": "none"}}),
     Setting("data.x", "x", "Inputs of Boursier & Flammarion's 1-D data (a bias 1 is "
             "appended).", "column", kinds=("three_point",), cell=_CELL["x"]),
     Setting("data.y", "y", "Targets of the 1-D data; the least-squares line through them is "
@@ -324,8 +340,9 @@ _ROWS: tuple[Setting, ...] = (
     Setting("data.n_per", "per cluster", "Points drawn around each centre; more points give "
             "a smoother loss and about the same picture.", kinds=("clusters", "two_signals"),
             limit="max_points", unit="points",
-            by_kind={"two_signals": ("copies of each", "Copies of x₊ and of x₋ (different only "
-                                     "with noise > 0); the balance of the classes stays p.")}),
+            by_kind={"two_signals": {"label": "copies of each", "help": "Copies of x₊ and of "
+                                     "x₋ (different only with noise > 0); the balance of the "
+                                     "classes stays p."}}),
     Setting("data.noise", "noise", "Std of the Gaussian noise added to every point; 0 gives "
             "exact points, more noise blurs the directions the neurons find.", step=0.05,
             kinds=("clusters", "two_signals")),
@@ -340,17 +357,30 @@ _ROWS: tuple[Setting, ...] = (
     Setting("data.norm_minus", "‖x₋‖", "Length of the signal x₋; a longer signal is learned "
             "first.", step=0.1, kinds=("two_signals",)),
     Setting("data.d", "dimension d", "Input dimension of the teacher's data; larger d leaves "
-            "more directions to search, so alignment takes longer.", kinds=("teacher",),
-            limit="max_dim", unit="dimensions"),
+            "more directions to search, so alignment takes longer.",
+            kinds=("teacher", "generated"), limit="max_dim", unit="dimensions",
+            by_kind={"generated": {"help": "Input dimension of the generated points; the "
+                                   "neuron panel shows a 2-D plane of them."}}),
     Setting("data.n", "samples n", "Training samples (0: n = d, as in the paper); more samples "
-            "pin the teacher's direction down better.", kinds=("teacher",), limit="max_points",
-            unit="samples", zero="n = d"),
+            "pin the teacher's direction down better.", kinds=("teacher", "generated"),
+            limit="max_points", unit="samples", zero="n = d",
+            by_kind={"generated": {"label": "points n", "zero": "", "step": 2.0, "unit": "points",
+                                   "help": "How many points are drawn (symmetric data: n/2 "
+                                   "points and their mirror images)."}}),
     Setting("data.scheme", "teacher scheme", "centred: inputs spread around the teacher's "
             "direction; uncentred: Chistikov et al.'s harder case.", "select",
             kinds=("teacher",)),
     Setting("data.rho", "spread ρ", "Spread of the inputs around their mean (0: the scheme's "
             "own value); more spread, a harder teacher to find.", step=0.1, kinds=("teacher",),
             zero="the scheme's value"),
+    Setting("data.points", "points", "Coordinates of each point (one row each), carried by "
+            "the link or a paper's preset.", "none", kinds=("vectors",)),
+    Setting("data.generator", "generator", "How the points are drawn: symmetric_separable "
+            "(mirrored classes split by a margin) or orthogonal (n ≤ d orthogonal inputs).",
+            "select", kinds=("generated",)),
+    Setting("data.margin", "margin", "Gap between the two classes along the separating "
+            "direction; a larger margin is an easier problem.", step=0.05,
+            kinds=("generated",)),
     Setting("data.classes", "digits", "The two digit classes: the first is labelled +1, the "
             "second −1.", "none", kinds=("digits",)),
     Setting("data.classes.0", "digit +1", "The digit class labelled +1 (its mean image is "
@@ -458,7 +488,7 @@ def find(path: str, kind: str | None = None) -> Setting | None:
     """The row of `path` for data kind `kind`, or None (no such setting, or not of that
     kind)."""
     row = SETTINGS.get(path)
-    if row is None or (kind is not None and row.kinds and kind not in row.kinds):
+    if row is None or (kind is not None and row.kinds and kind not in row.known_kinds()):
         return None
     return setting(path, kind)
 
@@ -500,7 +530,7 @@ def check_params(params: Mapping[str, str], kind: str,
             continue
         _, problem = row.decode(raw, lim)
         if problem:
-            warnings.append(f"ignored {_shown(key)}={_shown(raw)}: {problem}")
+            warnings.append(f"ignored {key}={_shown(raw)}: {problem}")  # key: a known path
         else:
             kept[key] = raw
     return kept, warnings
