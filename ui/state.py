@@ -15,9 +15,9 @@ Explorer, "a"/"b" for Compare…) plus, for pages with their own knobs, a few fr
 
 Why the URL is not read on the other runs: the query string a run starts with is the one the
 browser had when the user moved a widget, and the URL this session wrote in the previous run
-may not have reached the browser by then. Reading that stale string as "a new link" put the
-widgets back to an older value (the report: three ← presses on ε left the slider at 0.000316
-while the URL bar said 0.0001). For the same reason `sync` never diffs against that string:
+may not have reached the browser by then (the server's write can even arrive after the next
+run started). Reading that stale string as a new link puts the widgets back to an older value
+while the URL bar ends at a newer one. For the same reason `sync` never diffs against it:
 it sends the full query string whenever it differs from the last one this session sent or
 from the one the run started with, so the last message the browser gets is this run's state.
 
