@@ -97,7 +97,7 @@ def _start_in_background(config: Config) -> None:
 bound = B.load()
 ss = st.session_state
 fresh = bound.fresh
-presenter_on = presenter.hidden(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
+presenter_on = presenter.mode(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
 
 with st.sidebar:
     B.seed(PRESET_KEY, bound.view.preset, fresh)
@@ -113,7 +113,7 @@ with st.sidebar:
         radius = st.radio("radius", CompareView.options("radius"),
                           key=B.seed(VIEW_KEYS["radius"], bound.view.radius, fresh),
                           horizontal=True, format_func=LABELS["radius"].get)
-    st.toggle("presenter mode (large text)", key=VIEW_KEYS["presenter"])
+    presenter.switch(VIEW_KEYS["presenter"])
     tab_a, tab_b = st.tabs(["Run A", "Run B"])
     with tab_a:
         panel_a = controls.control_panel(PA, bound.configs["a"], fresh=fresh)

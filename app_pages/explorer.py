@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dynamics.config import Config
 from ui import (
     charts,
     controls,
@@ -24,6 +25,7 @@ from ui import (
     runner,
     state,
     text,
+    try_this,
 )
 from ui.lesson import ExplorerView
 
@@ -55,6 +57,12 @@ def _go(i: int) -> None:
             {"run": sc.config()})
 
 
+def _show(v: ExplorerView, config: Config) -> None:
+    """A "try this" click: show `config` (the widgets are reseeded)."""
+    B.reset(v, {"run": config})
+
+
+presenter.mode(controls.widget_key("view.presenter", B.key), bound.view.presenter, bound.fresh)
 with st.sidebar:
     panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
                                    view=bound.view.figure_view(),
@@ -62,8 +70,6 @@ with st.sidebar:
 shown = panel.view or bound.view.figure_view()
 view = bound.view.model_copy(update={**shown.model_dump(),
                                      "t_end_auto": bool(panel.t_end_auto)})
-presenter.apply_presenter(view.presenter, on_exit=presenter.session_flag_off,
-                          args=(controls.widget_key("view.presenter", B.key),))
 
 if view.presenter:
     at = lesson.position(LESSON, view.scenario)
@@ -79,8 +85,8 @@ with presenter.intro(view.presenter, "What to look for"):
         "right). Press ▶ Play or drag the slider.")
 
 if bound.warnings:
-    st.warning(text.with_list("Some link parameters could not be used and were replaced by "
-                              "defaults:", bound.warnings))
+    st.warning(text.with_list("Some link parameters could not be used (the others were "
+                              "kept):", bound.warnings))
 for note in panel.notes:
     st.info(note)
 
@@ -106,6 +112,7 @@ else:
                 fam, fig, traj, family.session_owner(), runner.get_service()):
             scrub = fam.player_arg(family.choices(link_config))
         charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
+        try_this.panel(view, link_config, _show)
         if not view.presenter:  # (a projector view keeps the figure alone)
             runner.show_notes(analysis)
         if traj.status == "completed":  # the next step of γ or ε: computed in the background

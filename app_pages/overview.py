@@ -24,10 +24,8 @@ PAPERS_PAGE, PAPERS_KEY = "app_pages/papers.py", "pp"  # the Papers page and its
 
 B = state.Binder(PREFIX, View)
 bound = B.load()
-on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
-                      label="Presenter mode",
-                      help="Hides the controls and enlarges text and figure, for a projector. "
-                           "The link then opens in presenter mode for everyone.")
+on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+presenter.switch("view.presenter")
 params = B.sync(View(presenter=on), {})
 
 st.title("Early alignment, in one picture")

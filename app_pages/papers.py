@@ -47,10 +47,10 @@ def _knob_widget(paper: str, k: Knob) -> Any:
     key = f"{paper}.{k.key}"
     if k.options is not None:
         return B.widget(st.select_slider, k.label, key=key, value=k.default, bound=bound,
-                        options=list(k.options), help=k.help)
+                        options=list(k.options), help=k.help, path=k.field)
     return B.widget(st.number_input, k.label, key=key, value=k.default, bound=bound,
                     min_value=k.min_value, max_value=k.max_value, step=k.step,
-                    format=k.format, help=k.help)
+                    format=k.format, help=k.help, path=k.field)
 
 
 def _knobs(paper: Paper) -> dict[str, Any]:
@@ -144,9 +144,8 @@ def _paper_selector() -> str:
 
 
 # ----------------------------------------------------------------------------- the page
-on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
-                      label="Presenter mode",
-                      help="Hides the controls and enlarges text and figures, for a projector.")
+on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+presenter.switch("view.presenter")
 for w in [w for w in bound.warnings if w.startswith("ignored paper=")]:
     bound.warnings.remove(w)
     st.warning(f"Unknown paper in the link: showing {PAPERS[FIRST].short}. "

@@ -102,7 +102,7 @@ def _parse(name: str, data: bytes, loss: str, map_01: bool) -> Any:
 bound = B.load()
 _seed(bound.configs["run"], bound.view, bound.fresh)
 ss = st.session_state
-presenter.hidden(_key("view.presenter"), bound.view.presenter, bound.fresh)
+presenter.mode(_key("view.presenter"), bound.view.presenter, bound.fresh)
 
 upload_msgs: list[str] = []
 upload_data: Any = None
@@ -172,7 +172,7 @@ with st.sidebar:
         seed = _number("seed", "seed")
     time_axis = st.radio("time axis", RealDataView.options("time_axis"),
                          key=_key("view.time_axis"), horizontal=True)
-    presenter_on = st.toggle("presenter mode (large text)", key=_key("view.presenter"))
+    presenter_on = presenter.switch(_key("view.presenter"))
 
 if presenter_on:  # compact header: the figure comes first on a projector
     st.markdown("**Real data: two digit classes (Min et al., Figure 5)**")

@@ -51,9 +51,8 @@ def _limits_table(active: Limits) -> pd.DataFrame:
 
 B = state.Binder(PREFIX, View)
 bound = B.load()
-on = presenter.toggle("view.presenter", bound.view.presenter, bound.fresh,
-                      label="Presenter mode",
-                      help="Hides the controls and enlarges text, for a projector.")
+on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+presenter.switch("view.presenter")
 B.sync(View(presenter=on), {})
 
 st.title("About & status")

@@ -215,7 +215,7 @@ custom = bound.view.sweep == "custom"
 B.seed(f"{KEY}.mode", "Compose" if custom else "Built-in", bound.fresh)
 B.seed(f"{KEY}.builtin", SweepsView().sweep if custom else bound.view.sweep, bound.fresh)
 B.seed(f"{KEY}.size", bound.view.size, bound.fresh)
-on = presenter.hidden(f"{KEY}.view.presenter", bound.view.presenter, bound.fresh)
+on = presenter.mode(f"{KEY}.view.presenter", bound.view.presenter, bound.fresh)
 st.markdown("**Sweeps**" if on else "### Sweeps")
 presenter.intro(on, "About sweeps").caption(
     "Run a grid of settings (axes × seeds) on the Dask cluster and see how a quantity scales. "

@@ -44,7 +44,7 @@ from .kernels import (
 )
 from .kernels.record import FRAME_METRICS, FrameProbe
 from .limits import get_limits
-from .status import Status
+from .status import TINY_INIT_SCALE, Status, divergence_fix
 from .trajectory import Trajectory
 
 ProgressFn = Callable[[float, str], None]
@@ -525,9 +525,11 @@ def _drive(config: Config, stepper: Stepper, problem: Problem, targets: np.ndarr
             break
         if adv.status is StepStatus.DIVERGED:
             status = Status.DIVERGED
+            why = (method.diverged_why if config.init.scale >= TINY_INIT_SCALE
+                   else "the initial weights are too small for floating point")
             message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
-                       f"became infinite or NaN; {method.diverged_why}. "
-                       f"{Status.DIVERGED.fix}")
+                       f"became infinite or NaN; {why}. "
+                       f"{divergence_fix(config.integrator.method, config.init.scale)}")
             break
         progressed = stepper.t > t_before or stepper.n_evals > evals_before
         stalls = 0 if progressed else stalls + 1

@@ -3,6 +3,7 @@
 The values are the strings stored in saved trajectories (`run.json`) and sweep tables, so they
 never change. `Status.message_for(...)` writes the user-facing sentence; `cacheable` says
 whether a result with that status is final (the same config would end the same way again).
+`divergence_fix` chooses, for a diverged run, the change that points the right way.
 """
 
 from __future__ import annotations
@@ -67,3 +68,19 @@ _FIX = {
     Status.INVALID: "Correct the settings named in the message.",
     Status.ERROR: "See the message; this is a bug if it persists.",
 }
+
+
+TINY_INIT_SCALE = 1e-150  # ε below this: squares of the weights (≤ ε² = 1e-300) underflow
+
+
+def divergence_fix(method: str, init_scale: float) -> str:
+    """What to change after a run diverged, pointing the right way: from a tiny start
+    (ε < TINY_INIT_SCALE, the weights' squares underflow in float64) a larger ε; under gd a
+    smaller step (the usual cause), ε or c, or gf; under gf a smaller ε or c (the outputs
+    overflow the loss), never "lower lr" or "use gf"."""
+    if init_scale < TINY_INIT_SCALE:
+        return ("Raise the init scale ε: at ε below 1e-150 the weights' squares underflow "
+                "in floating point (1e-100 or more works).")
+    if method == "gd":
+        return _FIX[Status.DIVERGED]
+    return "Lower the init scale ε or the output scale c."

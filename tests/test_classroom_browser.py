@@ -152,7 +152,7 @@ def test_claims_table_is_readable_at_1280(streamlit_server, context_of, screensh
     page = context_of(1280, 800)
     page.goto(f"{streamlit_server}/papers?paper=boursier")
     _settle(page)
-    table = page.locator('[data-testid="stTable"]').first  # this run's claims
+    table = page.locator("table.eae-claims").first  # this run's claims
     table.scroll_into_view_if_needed()
     assert table.locator("th").first.inner_text().strip() == "result"
     box = table.bounding_box()

@@ -99,15 +99,18 @@ def test_width_is_never_coerced(typed, expect):
     assert "model.width" not in at.query_params  # the link keeps the last good settings
 
 
-def test_table_cells_are_text_with_one_based_rows():
-    """"1e308" in an angle cell stays 1e308 (a number cell dropped the "e": 1308) and is
-    refused with its row counted from 1; the label column is part of the table."""
-    at = _app({"data.angles_deg": "1e308,100,250", "data.radii": "1,1,1",
-               "data.labels": "1,-1,1"})
-    assert not at.exception
-    beside = [e.value for e in at.error if not e.value.startswith("These settings")]
-    assert any("row 1, angle (°): at most 360 degrees; you typed 1e308" in m for m in beside)
-    assert not any("[0]" in e.value or "angles_deg" in e.value for e in at.error)
+def test_link_table_entry_out_of_range_is_named_and_the_rest_kept():
+    """"1e308" as an angle in a link stays 1e308 (a number cell dropped the "e": 1308) and is
+    refused at the link as the table's cell would refuse it, named with its entry (counted
+    from 1) and the allowed range; the link's other settings are kept."""
+    at = _app({"data.angles_deg": "1e308,100,250,300", "model.width": "6"})
+    assert not at.exception and not at.error
+    warned = " ".join(w.value for w in at.warning)
+    assert "data.angles_deg" in warned
+    assert "entry 1, angle (°): at most 360 degrees; the link says 1e308" in warned
+    assert "from -360 to 360 degrees" in warned
+    assert at.session_state["eae._state"].configs["run"].model.width == 6
+    assert "width m = 6" in _spec(at)["layout"]["title"]["text"]
 
 
 def test_cell_parser_messages():

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from devtools.browser import wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
 from dynamics.uploads import example_csv
-
-CHART_JS = """() => {
-  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  if (!gd || !gd._fullLayout) return null;
-  return {frames: gd._transitionData ? gd._transitionData._frames.length : 0,
-          title: gd.layout.title && gd.layout.title.text};
-}"""
 
 
 @pytest.mark.browser
@@ -31,7 +24,7 @@ def test_explorer_upload(streamlit_server, page, screenshot_dir):
                                      "buffer": example_csv()}])
     wait_for_streamlit_idle(page, timeout=240)
     assert page.locator('[data-testid="stException"]').count() == 0
-    info = page.evaluate(CHART_JS)
+    info = page.evaluate(PLAYER_JS, 0)
     assert info is not None and info["frames"] > 5
     assert "data.kind=array" in page.url and "data.X" not in page.url
     page.screenshot(path=screenshot_dir / "explorer_upload.png", full_page=True)

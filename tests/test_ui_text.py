@@ -46,3 +46,23 @@ def test_claims_table_cells_are_plain_and_verdict_first() -> None:
     assert list(view.columns)[:2] == ["result", "claim"]
     assert view.loc[0, "expected"] == "\\> 0"  # a quote block before: "> 0" lost its ">"
     assert "integrator" in view.columns and "justification" in view.columns
+
+
+def test_claims_html_escapes_every_cell_and_folds_the_justification() -> None:
+    from ui.tables import WIDTHS, claims_html
+
+    df = pd.DataFrame([
+        {"claim": "min.cones", "statement": "<script>alert(1)</script> a > 0", "result": "pass",
+         "measured": "1", "expected": "> 0", "tolerance": "exact",
+         "justification": "Theorem 1 <b>", "integrator": "gf", "details": ""},
+        {"claim": "x\"y", "statement": "s", "result": "FAIL", "measured": "", "expected": "",
+         "tolerance": "", "justification": "", "integrator": "", "details": ""}])
+    out = claims_html(df)
+    assert "<script>" not in out and "&lt;script&gt;" in out and "Theorem 1 &lt;b&gt;" in out
+    assert 'data-claim="min.cones" data-result="pass"' in out
+    assert 'data-claim="x&quot;y" data-result="FAIL"' in out  # attributes quoted safely
+    assert out.count("<details>") == 1  # the second claim has nothing to fold
+    assert "<summary>why this tolerance · integrator</summary>" in out
+    assert "min.<wbr>cones" in out  # a claim's name wraps at its dots
+    assert sum(WIDTHS.values()) == 100 and max(WIDTHS, key=WIDTHS.__getitem__) == "statement"
+    assert 'class="fail"' in out and 'table-layout: fixed' in out

@@ -5,8 +5,8 @@ Reusable by other pages: `control_panel(prefix, base, fresh=...)` draws the widg
 called (e.g. inside `with st.sidebar:`) and returns a `Controls` result holding the Config or
 the ConfigError; messages are shown next to the control they belong to, in the words of the
 page (`ui.inputs`: the control's label, one-based table rows, what is allowed, what was typed).
-Option lists come from the config's `Literal` types (`ui.view.field_options`), never spelled
-out here.
+Every widget is drawn from its row of the settings table (`ui.settings`): its label, its one
+line of help, its options and how they read, its range. This module only lays them out.
 """
 
 from __future__ import annotations
@@ -20,104 +20,31 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dynamics.config import (
-    DATA_CLASSES,
-    Config,
-    ConfigError,
-    InitConfig,
-    IntegratorConfig,
-    LossConfig,
-    RecordConfig,
-    TeacherData,
-)
+from dynamics.config import DATA_CLASSES, Config, ConfigError, IntegratorConfig
 from dynamics.limits import get_limits
 from dynamics.timescales import AutoTime, with_auto_time
 from dynamics.uploads import UploadError, example_csv, parse_upload
 
-from .inputs import Rule, friendly, number_field, parse_cell, plain, shown
+from . import presenter, settings
+from .inputs import friendly, number_field, parse_cell, plain, shown
+from .rules import Rule
+from .settings import (
+    DATA_LABELS,
+    EPS_CHOICES,
+    METHOD_LABELS,
+    NORMALISATION_LABELS,
+    RTOL_CHOICES,
+    Setting,
+)
 from .state import EXPLORER_KEY as KEY_PREFIX
+from .state import needs_seed, seed
 from .text import literal
-from .view import LABELS, FigureView, field_options
+from .view import FigureView
 
-DATA_LABELS = {
-    "points": "points (edit angles)",
-    "clusters": "clusters with noise",
-    "two_signals": "two signals x₊, x₋ (Wang & Ma)",
-    "teacher": "teacher neuron (Chistikov et al.)",
-    "three_point": "three points, 1-D with bias (Boursier & Flammarion)",
-    "digits": "two digit classes, 8×8 images (Min et al.)",
-    "array": "upload a file (CSV or NPZ)",
-}
-EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
-RTOL_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
-NORMALISATION_LABELS = {"none": "ε", "sqrt_m": "ε/√m", "sqrt_dm": "ε/√(dm)"}
-METHOD_LABELS = {"gf": "gradient flow (adaptive)", "gd": "gradient descent"}
-SERVER = "on this server"
-
-# how each setting is called on the page (messages name the control, never the dotted path)
-PATH_LABELS: dict[str, str] = {
-    "data": "data", "data.kind": "data", "data.angles_deg": "angle (°)",
-    "data.radii": "radius", "data.labels": "label", "data.radius": "radius",
-    "data.n_per": "points per cluster", "data.noise": "noise",
-    "data.angle_deg": "angle between x₊ and x₋", "data.p": "class weight p",
-    "data.norm_plus": "‖x₊‖", "data.norm_minus": "‖x₋‖", "data.d": "dimension d",
-    "data.n": "samples n", "data.rho": "ρ", "data.scheme": "teacher scheme", "data.x": "x",
-    "data.y": "y", "data.classes": "digits", "data.n_per_class": "images per class",
-    "data.X": "uploaded file", "data.bias": "bias coordinate",
-    "model": "model", "model.width": "width m", "model.gamma": "leaky slope γ",
-    "model.c": "output scale c", "loss": "loss", "loss.kind": "loss",
-    "loss.reduction": "reduction", "init": "initialisation", "init.scale": "init scale ε",
-    "init.scheme": "initialisation scheme", "init.output_value": "|a_j| value",
-    "integrator": "training", "integrator.method": "integrator",
-    "integrator.t_end": "end time t", "integrator.lr": "step η",
-    "integrator.rtol": "tolerance rtol", "integrator.max_steps": "step limit",
-    "record": "recording", "record.frames": "frames", "record.scalars": "samples",
-    "record.t_first": "first recorded time", "seed": "seed",
-}
-
-
-def number_rules() -> dict[str, Rule]:
-    """What each number field accepts (the server's limits read now)."""
-    lim = get_limits()
-    pos = {"lo": 0.0, "lo_open": True}
-    return {
-        "model.width": Rule("width m", 1, lim.max_width, integer=True, unit="neurons",
-                            hi_why=SERVER),
-        "model.gamma": Rule("leaky slope γ", 0.0, 1.0),
-        "model.c": Rule("output scale c", **pos),
-        "data.radius": Rule("radius", **pos),
-        "data.n_per": Rule("points per cluster", 1, lim.max_points, integer=True,
-                           unit="points", hi_why=SERVER),
-        "data.noise": Rule("noise", 0.0),
-        "data.angle_deg": Rule("angle between x₊ and x₋", 0.0, 180.0, lo_open=True,
-                               hi_open=True, unit="degrees"),
-        "data.p": Rule("class weight p", **pos),
-        "data.norm_plus": Rule("‖x₊‖", **pos),
-        "data.norm_minus": Rule("‖x₋‖", **pos),
-        "data.d": Rule("dimension d", 2, lim.max_dim, integer=True, unit="dimensions",
-                       hi_why=SERVER),
-        "data.n": Rule("samples n", 1, lim.max_points, integer=True, unit="samples",
-                       hi_why=SERVER, zero="n = d"),
-        "data.rho": Rule("ρ", **pos, zero="the scheme's value"),
-        "data.n_per_class": Rule("images per class", 1, 10_000, integer=True,
-                                 zero="all images"),
-        "init.output_value": Rule("|a_j| value", **pos),
-        "integrator.t_end": Rule("end time t", **pos),
-        "integrator.lr": Rule("step η", 0.0, 100.0, lo_open=True),
-        "record.frames": Rule("frames", 2, lim.max_frames, integer=True, unit="frames",
-                              hi_why=SERVER),
-        "seed": Rule("seed", 0, 2**32 - 1, integer=True),
-    }
-
-
-# table cells: angles are degrees on a circle (a huge angle is a typo, not a direction)
-CELL_RULES = {
-    "angles_deg": Rule("angle (°)", -360.0, 360.0, unit="degrees"),
-    "radii": Rule("radius", 0.0, 1e6, lo_open=True),
-    "labels": Rule("label", -1e6, 1e6),
-    "x": Rule("x", -1e6, 1e6),
-    "y": Rule("y", -1e6, 1e6),
-}
+SERVER = settings.SERVER
+PATH_LABELS: dict[str, str] = settings.labels()  # messages name the control, never the path
+CELL_RULES: dict[str, Rule] = settings.cell_rules()
+number_rules = settings.number_rules  # what each number field accepts (limits read now)
 
 
 class ReadableError(ConfigError):
@@ -125,9 +52,13 @@ class ReadableError(ConfigError):
     control it is about)."""
 
 
-# a sidebar wide enough for the data table's columns (label included) beside its row markers
+# a sidebar wide enough for the data table's columns (label included) beside its row markers;
+# number fields without their clear (×) button: in a half-width column it left 40 px for the
+# value ("0.01" was cut); a field is still emptied by deleting its text
 SIDEBAR_CSS = """<style>
 section[data-testid="stSidebar"][data-collapsed="false"] { min-width: 370px !important; }
+section[data-testid="stSidebar"] [data-testid="stNumberInputClearButton"] {
+  display: none !important; }
 </style>"""
 CELL_WIDTH = {"angles_deg": 78, "radii": 66, "labels": 62, "x": 90, "y": 90}  # px
 
@@ -181,9 +112,14 @@ def _set(d: dict[str, Any], path: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
+def _identity(v: Any) -> Any:
+    return v
+
+
 class _Panel:
-    """Draws widgets seeded from a base config; collects their values into a config dict and
-    the messages of values it could not take (`problems`, dotted path → message)."""
+    """Draws widgets from their settings rows, seeded from a base config; collects their
+    values into a config dict and the messages of values it could not take (`problems`,
+    dotted path → message)."""
 
     def __init__(self, base: Config, prefix: str, fresh: bool):
         self.base = base.to_dict()
@@ -193,44 +129,64 @@ class _Panel:
         self.slots: dict[str, Any] = {}
         self.problems: list[tuple[str, str]] = []
         self.notes: list[str] = []
-        self.rules = number_rules()
+        self.limits = get_limits()
         self.t_end_auto: bool | None = None  # offered when not None (see control_panel)
         self.auto_note: Any = None  # placeholder for the "t_end = … (auto: …)" line
+
+    @property
+    def kind(self) -> str:
+        return str(self.base["data"]["kind"])
+
+    def row(self, path: str) -> Setting:
+        return settings.setting(path, self.kind if path.startswith("data.") else None)
 
     def key(self, path: str) -> str:
         return widget_key(path, self.prefix)
 
     def seed(self, path: str, value: Any) -> str:
-        k = self.key(path)
-        if self.fresh or k not in st.session_state:
-            st.session_state[k] = value
-        return k
+        return seed(self.key(path), value, self.fresh)
 
     def slot(self, path: str) -> None:
         self.slots[path] = st.empty()
 
-    def widget(self, path: str, make: Callable[..., Any], label: str, *,
-               to_widget: Callable[[Any], Any] = lambda v: v,
-               from_widget: Callable[[Any], Any] = lambda v: v,
-               default: Any = None, **kw: Any) -> Any:
-        """A widget bound to `path`: seeded from the base config, value stored back."""
+    def widget(self, path: str, make: Callable[..., Any] | None = None,
+               label: str | None = None, *, to_widget: Callable[[Any], Any] = _identity,
+               from_widget: Callable[[Any], Any] = _identity, options: Any = None,
+               value: Any = None, **kw: Any) -> Any:
+        """The widget of `path`'s settings row (select, radio, slider or checkbox, with its
+        label, help, options and their labels), seeded from the base config (or `value`),
+        its value stored back. `make`, `label` and keyword arguments override the row's (a
+        widget of a setting the table does not have yet)."""
+        row = settings.find(path, self.kind if path.startswith("data.") else None)
         base = _get(self.base, path)
-        k = self.seed(path, to_widget(default if base is None and default is not None
-                                      else base))
-        value = make(label, key=k, **kw)
-        self.values[path] = from_widget(value)
+        k = self.seed(path, to_widget(value if value is not None else base))
+        args: dict[str, Any] = {"key": k, "help": row.help if row else None}
+        if row is not None and row.widget in ("select", "radio", "slider"):
+            args["options"] = list(options if options is not None else row.choices())
+            args["format_func"] = row.option_label
+        elif options is not None:
+            args["options"] = list(options)
+        if row is not None and row.widget == "radio":
+            args["horizontal"] = True
+        if make is None:
+            assert row is not None, f"no settings row for {path}"
+            make = {"select": st.selectbox, "radio": st.radio, "slider": st.select_slider,
+                    "checkbox": st.checkbox, "toggle": st.toggle}[row.widget]
+        got = make(label or (row.label if row else path), **{**args, **kw})
+        self.values[path] = from_widget(got)
         self.slot(path)
-        return value
+        return got
 
-    def number(self, path: str, label: str, *, step: float = 1.0, help: str | None = None,
-               to_widget: Callable[[Any], Any] = lambda v: v,
-               from_widget: Callable[[Any], Any] = lambda v: v) -> Any:
-        """A number field bound to `path` that takes what is typed (`ui.inputs.number_field`);
-        a value its rule rejects becomes a message next to it and the config is not built."""
-        base = _get(self.base, path)
-        k = self.seed(path, to_widget(base))
-        rule = self.rules[path]
-        value, problem = number_field(label, k, rule, step=step, help=help)
+    def number(self, path: str, *, to_widget: Callable[[Any], Any] = _identity,
+               from_widget: Callable[[Any], Any] = _identity) -> Any:
+        """The number field of `path`'s settings row, taking what is typed
+        (`ui.inputs.number_field`); a value its rule rejects becomes a message next to it and
+        the config is not built."""
+        row = self.row(path)
+        k = self.seed(path, to_widget(_get(self.base, path)))
+        rule = row.rule(self.limits)
+        assert rule is not None, path
+        value, problem = number_field(row.label, k, rule, step=row.step, help=row.help)
         if problem:
             self.problems.append((path, problem))
         else:
@@ -249,34 +205,37 @@ def _with_choice(choices: tuple[float, ...], value: float) -> list[float]:
     return sorted(out)
 
 
-def _table(p: _Panel, kind: str, columns: dict[str, str], base_rows: dict[str, list[Any]],
+def _table(p: _Panel, kind: str, columns: tuple[str, ...], base_rows: dict[str, list[Any]],
            help_text: str) -> pd.DataFrame:
-    """An editable table (st.data_editor) seeded from the base config's lists. Its cells are
-    text, parsed by `_column`: a number cell of the grid would silently drop what it cannot
-    hold ("1e308" became 1308)."""
+    """An editable table (st.data_editor) seeded from the base config's lists, one column per
+    settings row (`data.<col>`: its label, its cells' rule as the column's help). Its cells
+    are text, parsed by `_column`: a number cell of the grid would silently drop what it
+    cannot hold ("1e308" became 1308)."""
     ss = st.session_state
     base_key = f"{p.prefix}._table_base.{kind}"
     version_key = f"{p.prefix}._table_version.{kind}"
-    if p.fresh or base_key not in ss:
-        ss[base_key] = pd.DataFrame({label: [shown(float(v)) for v in base_rows[col]]
-                                     for col, label in columns.items()}, dtype=object)
-        ss[version_key] = ss.get(version_key, 0) + 1
+    labels = {col: p.row(f"data.{col}").label for col in columns}
+    if needs_seed(base_key, p.fresh):
+        ss[base_key] = pd.DataFrame({labels[col]: [shown(float(v)) for v in base_rows[col]]
+                                     for col in columns}, dtype=object)
+        ss[version_key] = ss.get(version_key, 0) + 1  # a new editor: its edits start over
     st.caption(help_text)
     df = st.data_editor(
         ss[base_key], key=f"{p.prefix}.data.table.{kind}.{ss[version_key]}",
         num_rows="dynamic", width="stretch", hide_index=True,
-        column_config={label: st.column_config.TextColumn(label, width=CELL_WIDTH[col],
-                                                          help=CELL_RULES[col].allowed())
-                       for col, label in columns.items()})
+        column_config={labels[col]: st.column_config.TextColumn(
+            labels[col], width=CELL_WIDTH[col],
+            help=f"{p.row(f'data.{col}').help} {CELL_RULES[col].allowed().capitalize()}.")
+            for col in columns})
     return df
 
 
-def _column(p: _Panel, df: pd.DataFrame, col: str, label: str) -> None:
+def _column(p: _Panel, df: pd.DataFrame, col: str) -> None:
     """A table column into `p.values["data.<col>"]`, or a message per bad cell (rows counted
     from 1)."""
     out: list[float] = []
     bad = False
-    for i, raw in enumerate(df[label].tolist()):
+    for i, raw in enumerate(df[p.row(f"data.{col}").label].tolist()):
         v, problem = parse_cell(raw, CELL_RULES[col], i)
         if problem:
             p.problems.append((f"data.{col}", problem))
@@ -288,86 +247,77 @@ def _column(p: _Panel, df: pd.DataFrame, col: str, label: str) -> None:
     p.slot(f"data.{col}")
 
 
+def _table_of(p: _Panel, kind: str, columns: tuple[str, ...], d: dict[str, Any],
+              help_text: str) -> None:
+    df = _table(p, kind, columns, d, help_text)
+    for col in columns:
+        _column(p, df, col)
+
+
 def _data_controls(p: _Panel) -> None:
-    kinds = list(DATA_CLASSES)
-    kind = p.widget("data.kind", st.selectbox, "Data", options=kinds,
-                    format_func=lambda k: DATA_LABELS.get(k, k))
+    kind = p.widget("data.kind", options=list(DATA_CLASSES))
     if kind != p.base["data"]["kind"]:  # switch: seed this kind's widgets from its defaults
         p.base["data"] = DATA_CLASSES[kind]().model_dump(mode="json")
     d = p.base["data"]
     if kind == "points":
-        cols = {"angles_deg": "angle (°)", "radii": "radius", "labels": "label"}
-        df = _table(p, kind, cols, d, "One row per data point x = r(cos θ, sin θ). Labels ±1 "
-                    "classify; other labels regress (square loss). Add or delete rows at the "
-                    "bottom.")
-        for col, label in cols.items():
-            _column(p, df, col, label)
+        _table_of(p, kind, ("angles_deg", "radii", "labels"), d, "One row per data point "
+                  "x = r(cos θ, sin θ). Labels ±1 classify; other labels regress (square "
+                  "loss). Add or delete rows at the bottom.")
     elif kind == "clusters":
-        cols = {"angles_deg": "angle (°)", "labels": "label"}
-        df = _table(p, kind, cols, d, "One row per cluster centre on the circle, with its "
-                    "label.")
-        for col, label in cols.items():
-            _column(p, df, col, label)
+        _table_of(p, kind, ("angles_deg", "labels"), d, "One row per cluster centre on the "
+                  "circle, with its label.")
         c1, c2, c3 = st.columns(3)
         with c1:
-            p.number("data.radius", "radius", step=0.1)
+            p.number("data.radius")
         with c2:
-            p.number("data.n_per", "per cluster")
+            p.number("data.n_per")
         with c3:
-            p.number("data.noise", "noise", step=0.05)
+            p.number("data.noise")
     elif kind == "two_signals":
-        p.number("data.angle_deg", "angle between x₊ and x₋ (°)")
+        p.number("data.angle_deg")
         c1, c2, c3 = st.columns(3)
         with c1:
-            p.number("data.p", "class weight p", step=0.5)
+            p.number("data.p")
         with c2:
-            p.number("data.norm_plus", "‖x₊‖", step=0.1)
+            p.number("data.norm_plus")
         with c3:
-            p.number("data.norm_minus", "‖x₋‖", step=0.1)
+            p.number("data.norm_minus")
         c1, c2 = st.columns(2)
         with c1:
-            p.number("data.n_per", "copies of each")
+            p.number("data.n_per")
         with c2:
-            p.number("data.noise", "noise", step=0.05)
+            p.number("data.noise")
     elif kind == "teacher":
         c1, c2 = st.columns(2)
         with c1:
-            p.number("data.d", "dimension d")
+            p.number("data.d")
         with c2:
-            p.number("data.n", "samples n (0: n = d)",
-                     to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
+            p.number("data.n", to_widget=lambda v: 0 if v is None else v,
+                     from_widget=_none_if_zero)
         c1, c2 = st.columns(2)
         with c1:
-            p.widget("data.scheme", st.selectbox, "scheme",
-                     options=field_options(TeacherData, "scheme"))
+            p.widget("data.scheme")
         with c2:
-            p.number("data.rho", "ρ (0: the scheme's)", step=0.1,
-                     to_widget=lambda v: 0.0 if v is None else float(v),
+            p.number("data.rho", to_widget=lambda v: 0.0 if v is None else float(v),
                      from_widget=_none_if_zero)
     elif kind == "three_point":
-        cols = {"x": "x", "y": "y"}
-        df = _table(p, kind, cols, d, "Univariate inputs x (a bias coordinate 1 is appended) "
-                    "and targets y.")
-        for col, label in cols.items():
-            _column(p, df, col, label)
+        _table_of(p, kind, ("x", "y"), d, "Univariate inputs x (a bias coordinate 1 is "
+                  "appended) and targets y.")
     elif kind == "digits":
         c1, c2 = st.columns(2)
         with c1:
-            a = p.widget("data.classes.0", st.selectbox, "digit +1", options=list(range(10)),
-                         to_widget=lambda _: int(d["classes"][0]))
+            a = p.widget("data.classes.0", value=int(d["classes"][0]))
         with c2:
-            b = p.widget("data.classes.1", st.selectbox, "digit −1", options=list(range(10)),
-                         to_widget=lambda _: int(d["classes"][1]))
+            b = p.widget("data.classes.1", value=int(d["classes"][1]))
         del p.values["data.classes.0"], p.values["data.classes.1"]
         p.values["data.classes"] = [a, b]
         p.slot("data.classes")
-        p.number("data.n_per_class", "images per class (0: all)", step=10,
-                 to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
-        p.widget("data.centre", st.checkbox, "centre the images")
+        p.number("data.n_per_class", to_widget=lambda v: 0 if v is None else v,
+                 from_widget=_none_if_zero)
+        p.widget("data.centre")
     else:
         _upload_controls(p, d)
-    p.widget("data.bias", st.checkbox, "append a bias coordinate 1",
-             help="A constant input coordinate, i.e. a hidden-layer bias.")
+    p.widget("data.bias")
 
 
 def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
@@ -419,102 +369,80 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
 
 
 def _model_controls(p: _Panel) -> None:
-    lim = get_limits()
     c1, c2 = st.columns(2)
     with c1:
-        p.number("model.width", "width m", step=10,
-                 help=f"Hidden neurons: a whole number from 1 to {lim.max_width:,} on this "
-                      "server.")
+        p.number("model.width")
     with c2:
-        p.number("model.gamma", "leaky slope γ", step=0.05,
-                 help="σ(u) = max(u, γu), 0 ≤ γ ≤ 1; γ = 0 is ReLU.")
+        p.number("model.gamma")
+    c1, c2 = st.columns([3, 2])  # "exponential" needs the wider column
+    with c1:
+        p.widget("loss.kind")
+    with c2:
+        p.widget("loss.reduction")
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("loss.kind", st.selectbox, "loss", options=field_options(LossConfig, "kind"))
+        p.widget("model.train_output")
     with c2:
-        p.widget("loss.reduction", st.selectbox, "reduction",
-                 options=field_options(LossConfig, "reduction"),
-                 help="L = (1/n) Σ ℓ_i (mean) or Σ ℓ_i (sum); time scales with it.")
-    c1, c2 = st.columns(2)
-    with c1:
-        p.widget("model.train_output", st.checkbox, "train output layer a")
-    with c2:
-        p.number("model.c", "output scale c", step=0.5)
+        p.number("model.c")
 
 
 def _init_controls(p: _Panel) -> None:
-    scale = float(p.base["init"]["scale"])
-    p.widget("init.scale", st.select_slider, "init scale ε",
-             options=_with_choice(EPS_CHOICES, scale), format_func=lambda v: f"{v:.3g}",
-             help="Small ε: the neurons align long before their norms grow.")
+    p.widget("init.scale", options=settings.eps_ladder(float(p.base["init"]["scale"])))
     c1, c2 = st.columns(2)
     with c1:
-        scheme = p.widget("init.scheme", st.selectbox, "scheme",
-                          options=field_options(InitConfig, "scheme"))
+        scheme = p.widget("init.scheme")
     with c2:
-        p.widget("init.normalisation", st.selectbox, "entry std",
-                 options=field_options(InitConfig, "normalisation"),
-                 format_func=NORMALISATION_LABELS.get)
+        p.widget("init.normalisation")
     if scheme == "fixed_output":
         c1, c2 = st.columns(2)
         with c1:
-            p.number("init.output_value", "|a_j| value", step=0.1)
+            p.number("init.output_value")
         with c2:
-            p.widget("init.output_norm", st.selectbox, "divided by",
-                     options=field_options(InitConfig, "output_norm"))
+            p.widget("init.output_norm")
 
 
 def _training_controls(p: _Panel) -> None:
-    method = p.widget("integrator.method", st.radio, "integrator",
-                      options=sorted(field_options(IntegratorConfig, "method"), reverse=True),
-                      horizontal=True, format_func=METHOD_LABELS.get)
+    method = p.widget("integrator.method")
     c1, c2 = st.columns(2)
     with c1:
         if p.t_end_auto is not None:
-            p.t_end_auto = st.checkbox(
-                "auto end time", key=p.seed("view.t_end_auto", p.t_end_auto),
-                help="End time from the theory's time scales: long enough for the alignment "
-                     "(≈ ln(1/ε)/rate) and the fit at this ε and loss. Untick to type one.")
+            row = settings.setting("view.t_end_auto")
+            p.t_end_auto = st.checkbox(row.label, key=p.seed("view.t_end_auto", p.t_end_auto),
+                                       help=row.help)
         if p.t_end_auto:
             p.auto_note = st.empty()
         else:
-            p.number("integrator.t_end", "end time t", step=10.0)
+            p.number("integrator.t_end")
     with c2:
         if method == "gd":
-            p.number("integrator.lr", "step η", step=0.001)
+            p.number("integrator.lr")
         else:
             rtol = float(p.base["integrator"]["rtol"])
-            p.widget("integrator.rtol", st.select_slider, "tolerance rtol",
-                     options=_with_choice(RTOL_CHOICES, rtol), format_func=lambda v: f"{v:g}")
+            p.widget("integrator.rtol", options=_with_choice(RTOL_CHOICES, rtol))
     c1, c2 = st.columns(2)
     with c1:
-        p.number("record.frames", "frames", step=20)
+        p.number("record.frames")
     with c2:
-        p.number("seed", "seed")
+        p.number("seed")
     c1, c2 = st.columns(2)
     with c1:
-        p.widget("record.spacing", st.selectbox, "frame spacing",
-                 options=field_options(RecordConfig, "spacing"))
+        p.widget("record.spacing")
     with c2:
-        p.widget("record.plane", st.selectbox, "drawing plane",
-                 options=field_options(RecordConfig, "plane"))
+        p.widget("record.plane")
 
 
 def view_controls(view: FigureView, prefix: str, fresh: bool) -> FigureView:
-    """Radios for the figure's display options (options and labels from `FigureView`) and
-    the presenter switch; returns the options they describe (as a FigureView)."""
+    """Radios for the figure's display options and the presenter switch, from their settings
+    rows; returns the options they describe (as a FigureView). Presenter mode itself is
+    applied by the page (`ui.presenter.mode`, before the sidebar), which owns the switch's
+    session key."""
     vals: dict[str, Any] = {}
-    for name, label in (("radius", "radius"), ("time_axis", "time axis"),
-                        ("time_scale", "time unit")):
-        k = widget_key(f"view.{name}", prefix)
-        if fresh or k not in st.session_state:
-            st.session_state[k] = getattr(view, name)
-        vals[name] = st.radio(label, options=FigureView.options(name), key=k, horizontal=True,
-                              format_func=LABELS[name].get)
-    k = widget_key("view.presenter", prefix)
-    if fresh or k not in st.session_state:
-        st.session_state[k] = view.presenter
-    vals["presenter"] = st.toggle("presenter mode (large text)", key=k)
+    for name in ("radius", "time_axis", "time_scale"):
+        row = settings.setting(f"view.{name}")
+        k = seed(widget_key(row.path, prefix), getattr(view, name), fresh)
+        vals[name] = st.radio(row.label, options=FigureView.options(name), key=k,
+                              horizontal=True, format_func=row.option_label, help=row.help)
+    vals["presenter"] = presenter.switch(widget_key("view.presenter", prefix))
     return FigureView(**vals)
 
 
@@ -676,3 +604,9 @@ def error_summary(err: ConfigError, labels: Mapping[str, str] | None = None) -> 
     """A Markdown list of every problem, each starting with the control it belongs to."""
     lines = [f"- {m}" for _p, m in readable(err, labels).errors]
     return "These settings need a change before the run can start:\n\n" + "\n".join(lines)
+
+
+__all__ = ["CELL_RULES", "DATA_LABELS", "EPS_CHOICES", "GAMMA_STEP", "METHOD_LABELS",
+           "NORMALISATION_LABELS", "PATH_LABELS", "RTOL_CHOICES", "Controls", "ReadableError",
+           "control_panel", "error_summary", "moved_control", "neighbours", "number_rules",
+           "readable", "show_errors", "view_controls", "widget_key"]

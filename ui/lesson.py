@@ -23,6 +23,7 @@ from pydantic import Field
 from dynamics.config import Config
 from dynamics.papers import PAPERS
 
+from .settings import SETTINGS
 from .view import FigureView
 
 MAX_LESSON = 60  # scenarios in one lesson link
@@ -121,9 +122,10 @@ class ExplorerView(FigureView):
     """The Explorer's view: the figure's options, the lesson (`view.lesson`, "" = default)
     and the scenario on screen (`view.scenario`, "" = none: the settings are the defaults')."""
 
-    lesson: str = Field("", alias="view.lesson", max_length=4000)
-    scenario: str = Field("", alias="view.scenario", max_length=200)
-    t_end_auto: bool = Field(True, alias="view.t_end_auto")  # "auto end time" (ui.controls)
+    lesson: str = Field(SETTINGS["view.lesson"].default, alias="view.lesson", max_length=4000)
+    scenario: str = Field(SETTINGS["view.scenario"].default, alias="view.scenario",
+                          max_length=200)
+    t_end_auto: bool = Field(SETTINGS["view.t_end_auto"].default, alias="view.t_end_auto")
 
     @classmethod
     def from_query(cls, params: Mapping[str, str]) -> tuple[Self, list[str]]:

@@ -3,10 +3,13 @@ hidden, text is larger, the header is compact and the main figure — with its �
 time slider — fits in the window whatever its size (1280×720 projectors included).
 
 It is one URL flag, `view.presenter=true` (a field of every page's view, `ui.view.View`), so a
-teacher projects a link and every laptop that opens it sees the same view. Pages call `toggle`
-(or `hidden`) once near the top and draw their main figure with `ui.charts.animated`; the intro
-text goes into `intro()` (an expander in presenter mode); the Explorer adds the lesson bar
-(`lesson_bar`: ◀ / ▶ buttons, the ← → keys and a clicker's PageUp / PageDown).
+teacher projects a link and every laptop that opens it sees the same view. Every page handles
+it the same way: `mode(key, initial, fresh)` once near the top (seeds the switch's session
+key from the page's state, applies the mode, returns it) and `switch(key)` where the page
+draws the switch (its label and help from the settings table, `ui.settings`); the main figure
+is drawn with `ui.charts.animated`; the intro text goes into `intro()` (an expander in presenter
+mode); the Explorer adds the lesson bar (`lesson_bar`: ◀ / ▶ buttons, the ← → keys and a
+clicker's PageUp / PageDown).
 
 How the figure fits: the player (`viz/player/component.js`) sizes its frame to the window —
 `100vh − its top − a margin`, at least 380 px and at most the height the figure was laid out
@@ -21,6 +24,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
+
+from .settings import setting
+from .state import seed
 
 FONT_SCALE = 1.25  # page text ×1.25 (the figure has its own ×1.35 presenter style)
 FIG_KEY_PREFIX = "eae-fig-"
@@ -128,27 +134,24 @@ def intro(on: bool, label: str = "About this page") -> Any:
     return st.container(key=f"{INTRO_KEY_PREFIX}{slug}").expander(label, expanded=False)
 
 
-def toggle(key: str, initial: bool, fresh: bool, *,
-           label: str = "presenter mode (large text)", help: str | None = None) -> bool:
-    """The presenter switch of a page (session key `key`, seeded from the page's view when
-    `fresh`), drawn where it is called; applies the mode (see `apply_presenter`) and returns
-    it. Its state reaches the URL through the page's binder, never by binding the widget."""
-    if fresh or key not in st.session_state:
-        st.session_state[key] = initial
-    with st.container(key="eae-presenter-toggle"):  # hidden in presenter mode (Exit instead)
-        on = bool(st.toggle(label, key=key, help=help))
+def mode(key: str, initial: bool, fresh: bool) -> bool:
+    """Presenter mode of a page whose switch (`switch(key)`, drawn anywhere on the page, or
+    not at all) lives in session state under `key`: seeded from the page's state (`initial`)
+    when `fresh` or not set yet, applied (`apply_presenter`; the exit button turns it off),
+    returned. Call it before the page's other elements."""
+    on = bool(st.session_state[seed(key, initial, fresh)])
     apply_presenter(on, on_exit=session_flag_off, args=(key,))
     return on
 
 
-def hidden(key: str, initial: bool, fresh: bool) -> bool:
-    """Presenter mode for a page without a visible switch (it is turned on by a link and off
-    by the exit button)."""
-    if fresh or key not in st.session_state:
-        st.session_state[key] = initial
-    on = bool(st.session_state[key])
-    apply_presenter(on, on_exit=session_flag_off, args=(key,))
-    return on
+def switch(key: str) -> bool:
+    """The presenter switch (session key `key`, seeded by `mode`), labelled and explained by
+    the settings table's `view.presenter` row; hidden in presenter mode (the exit button
+    turns it off). Its state reaches the URL through the page's binder, never by binding the
+    widget."""
+    row = setting("view.presenter")
+    with st.container(key="eae-presenter-toggle"):  # hidden in presenter mode
+        return bool(st.toggle(row.label, key=key, help=row.help))
 
 
 def lesson_bar(labels: Sequence[tuple[str, str]], current: int,
@@ -185,5 +188,5 @@ def lesson_bar(labels: Sequence[tuple[str, str]], current: int,
                   on_click=go_to, args=(next_i if current >= 0 else 0,), shortcut="PageDown")
 
 
-__all__ = ["PRESENTER_CSS", "apply_presenter", "hidden",
-           "intro", "lesson_bar", "session_flag_off", "toggle"]
+__all__ = ["PRESENTER_CSS", "apply_presenter", "intro", "lesson_bar", "mode", "session_flag_off",
+           "switch"]

@@ -127,7 +127,9 @@ def show_status(traj: Trajectory, label: str = "") -> None:
     status = Status(traj.status)
     if status is Status.COMPLETED:
         return
-    fix = f" {status.fix}" if status.fix and status.fix not in traj.message else ""
+    # a diverged run's message carries the fix chosen for it (dynamics.status.divergence_fix)
+    generic = status.fix and status is not Status.DIVERGED
+    fix = f" {status.fix}" if generic and status.fix not in traj.message else ""
     st.warning(f"{label}**{status.value}** — {literal(traj.message)}{fix}")
 
 

@@ -4,12 +4,22 @@ A page's state is a typed view (`ui.view.View` subclass) plus named `Config`s (o
 Explorer, "a"/"b" for Compare…) plus, for pages with their own knobs, a few free parameters.
 `Binder` moves it between the URL and the session:
 
-- `load()` reads the URL once per session (again only when the URL was changed from outside:
-  a link, another page's button) into that typed state; each bad parameter is dropped with a
-  warning, never an exception;
+- `load()` reads the URL into that typed state on the page's first run in a session, after
+  another page opened it with parameters (`switch_to`, which `forget`s the state) and on the
+  browser's back / forward; each bad parameter is dropped with a warning naming it (never an
+  exception), and each value a widget would refuse (`ui.settings.check_params`: the same
+  ranges and options, the range in the message);
 - widgets are seeded from it (`seed`) while it is fresh and then hold it in session state;
-- `sync(...)` writes back only the parameters that changed, and only non-default values (a
+- `sync(...)` writes the whole state's parameters into the URL, only non-default values (a
   Config as its differences from the slot's base, a view through `View.to_query`).
+
+Why the URL is not read on the other runs: the query string a run starts with is the one the
+browser had when the user moved a widget, and the URL this session wrote in the previous run
+may not have reached the browser by then (the server's write can even arrive after the next
+run started). Reading that stale string as a new link puts the widgets back to an older value
+while the URL bar ends at a newer one. For the same reason `sync` never diffs against it:
+it sends the full query string whenever it differs from the last one this session sent or
+from the one the run started with, so the last message the browser gets is this run's state.
 
 Widgets are never bound to the URL by Streamlit (`bind="query-params"`): a bound widget makes
 every other write of its parameter (`st.query_params[...]`, `st.switch_page(query_params=...)`)
@@ -28,14 +38,43 @@ import streamlit as st
 
 from dynamics.config import Config, config_from_query
 
-from .inputs import Rule, number_field, shown
+from .inputs import number_field, plain
 from .lesson import ExplorerView, base_config, find_scenario
+from .rules import Rule, shown
+from .settings import SETTINGS, check_params, literal_values, read
 from .view import VIEW_PREFIX, View
 
 V = TypeVar("V", bound=View)
 UPLOAD_PATHS = ("data.X", "data.y")  # uploaded arrays stay out of links (size, privacy)
 EXPLORER_PAGE = "app_pages/explorer.py"
 EXPLORER_KEY = "eae"
+URL_SENT_KEY = "_eae.url_sent"  # the last query string this session sent to the browser
+
+
+def needs_seed(key: str, fresh: bool) -> bool:
+    """Whether a widget's session-state slot is to be (re)set from the page's state: the state
+    is `fresh` (just read from a link, or replaced) or the widget has no value yet. The one
+    rule every page and panel seeds its widgets by."""
+    return fresh or key not in st.session_state
+
+
+def seed(key: str, value: Any, fresh: bool) -> str:
+    """Put `value` in a widget's session-state slot when `needs_seed`; returns `key` (for
+    `key=`)."""
+    if needs_seed(key, fresh):
+        st.session_state[key] = value
+    return key
+
+
+def history_navigation() -> bool:
+    """Whether this script run was started by the browser's back / forward buttons (then the
+    URL is the browser's own and the page follows it)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+        ctx = get_script_run_ctx()
+    except Exception:  # no script run (plain Python)
+        return False
+    return bool(getattr(ctx, "is_history_navigation", False))
 
 
 def _default_base(_view: View) -> Config:
@@ -62,6 +101,16 @@ class Bound(Generic[V]):
     extra: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     fresh: bool = False
+
+
+def _prefixed(warning: str, tag: str, prefix: str) -> str:
+    """A config warning ("ignored 'model.width'=…") as the page's URL key says it."""
+    quoted = "ignored '"
+    if warning.startswith(quoted) and prefix:
+        return f"{tag}{quoted}{prefix}{warning[len(quoted):]}"
+    if warning.startswith("ignored ") and prefix:
+        return f"{tag}ignored {prefix}{warning[len('ignored '):]}"
+    return tag + warning
 
 
 def flat_params(params: Mapping[str, Any]) -> dict[str, str]:
@@ -102,11 +151,14 @@ class Binder(Generic[V]):
                         warnings.append(f"ignored {slot.prefix}{k}: not a setting of this page")
                     del sub[k]
             used |= {slot.prefix + k for k in sub}
-            cfg, w = config_from_query(sub, slot.base(view))
+            base = slot.base(view)
+            kind = sub.get("data.kind", base.data.kind)
+            sub, refused = check_params(sub, kind)  # the widgets' ranges and options
+            cfg, w = config_from_query(sub, base)
+            w = [plain(x) for x in w]  # server limits named as such, not by variable
             configs[name] = cfg
             tag = f"{name.upper()}: " if slot.prefix else ""
-            warnings += [f"{tag}ignored {slot.prefix}{x[len('ignored '):]}"
-                         if x.startswith("ignored ") else tag + x for x in w]
+            warnings += [_prefixed(x, tag, slot.prefix) for x in refused + w]
         extra = {k: v for k, v in flat.items() if k not in used and self.extra(k)}
         # keys under a slot's prefix or view.* were judged above; the rest is not for this page
         judged = (VIEW_PREFIX, *(s.prefix for s in self.slots.values() if s.prefix))
@@ -136,12 +188,15 @@ class Binder(Generic[V]):
         return f"{self.key}._{name}"
 
     def load(self) -> Bound[V]:
-        """The state to start this run from: the URL's on the session's first run, or when the
-        URL changed since this page last wrote it; else the session's (fresh=False)."""
+        """The state to start this run from: the URL's on the page's first run in this session
+        (or after `forget`), and on back / forward when the URL differs from what this page
+        last wrote; else the session's (fresh=False). Any other run's query string may be a
+        stale echo of this session's own writes (see the module docstring), so it is not
+        read."""
         ss = st.session_state
         url = flat_params(st.query_params.to_dict())
         stored: Bound[V] | None = ss.get(self._k("state"))
-        if stored is None or (url and url != ss.get(self._k("synced"))):
+        if stored is None or (history_navigation() and url != ss.get(self._k("synced"))):
             stored = self.parse(url)
             ss[self._k("state")] = stored
             ss[self._k("synced")] = url
@@ -167,16 +222,14 @@ class Binder(Generic[V]):
             st.session_state.pop(self._k(name), None)
 
     def seed(self, widget_key: str, value: Any, fresh: bool) -> str:
-        """Put `value` in a widget's session-state slot when the state is fresh or the widget
-        has none yet; returns the key (for `key=`)."""
-        if fresh or widget_key not in st.session_state:
-            st.session_state[widget_key] = value
-        return widget_key
+        """`seed` (the module function): the widget's slot set from the page's state."""
+        return seed(widget_key, value, fresh)
 
     def sync(self, view: V, configs: Mapping[str, Config],
              extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """Store the state and write its parameters into the URL: keys whose value changed are
-        set, keys no longer needed removed, nothing else touched. Returns the parameters."""
+        """Store the state and write its parameters into the URL (the whole query string, in
+        one message, unless the browser has it and nothing else was sent since). Returns the
+        parameters."""
         ss = st.session_state
         old: Bound[V] | None = ss.get(self._k("state"))
         all_configs = {**(old.configs if old else {}), **configs}
@@ -188,24 +241,27 @@ class Binder(Generic[V]):
         ss[self._k("state")] = Bound(view, all_configs, ex, warnings, fresh=False)
         params = self.query(view, all_configs, ex)
         current = flat_params(st.query_params.to_dict())
-        for k in [k for k in current if k not in params]:
-            del st.query_params[k]
-        for k, v in params.items():
-            if current.get(k) != v:
-                st.query_params[k] = v
+        if params != current or params != ss.get(URL_SENT_KEY):
+            st.query_params.from_dict(params)
+            ss[URL_SENT_KEY] = dict(params)
         ss[self._k("synced")] = params
         return params
 
     def widget(self, make: Callable[..., Any], label: str, *, key: str, value: Any,
-               bound: Bound[V], options: Any = None, **kw: Any) -> Any:
+               bound: Bound[V], options: Any = None, path: str | None = None,
+               **kw: Any) -> Any:
         """A page knob kept in the URL under its widget key (`value` is its default): seeded
-        from the link when fresh (a bad value is dropped with a warning in `bound.warnings`),
-        drawn, and recorded in `bound.extra` when not the default."""
+        from the link when fresh (read by the settings table's one reader and checked against
+        its options or range; a bad value is dropped with a warning in `bound.warnings`),
+        drawn, and recorded in `bound.extra` when not the default. `path`: the setting it
+        changes, whose help (`ui.settings`) it shows when it has none of its own."""
+        if kw.get("help") is None and path in SETTINGS:
+            kw["help"] = SETTINGS[path].help
         raw = bound.extra.pop(key, None)
-        if bound.fresh or key not in st.session_state:
+        if needs_seed(key, bound.fresh):
             seeded = value
             if raw is not None:
-                got, problem = _knob_value(raw, value, options, kw)
+                got, problem = _knob_value(raw, label, value, options, kw)
                 if problem:
                     msg = f"ignored {key}={raw[:40]!r}: {problem}"
                     bound.warnings.append(msg)
@@ -244,23 +300,18 @@ def _number_knob(label: str, key: str, default: Any, kw: dict[str, Any]) -> Any:
     return value
 
 
-def _knob_value(raw: str, default: Any, options: Any, kw: Mapping[str, Any]
+def _knob_value(raw: str, label: str, default: Any, options: Any, kw: Mapping[str, Any]
                 ) -> tuple[Any, str]:
-    """A knob's URL text as the type of its default, within its options or range."""
+    """A knob's URL text as the type of its default, within its options or range (the
+    settings table's one reader, `ui.settings.read`)."""
     if options is not None:
-        for o in options:
-            if str(o) == raw:
-                return o, ""
-        return None, "must be one of " + ", ".join(str(o) for o in options)
-    try:
-        v: Any = int(raw) if isinstance(default, int) and not isinstance(default, bool) \
-            else float(raw) if isinstance(default, float) else raw
-    except ValueError:
-        return None, "must be a number"
-    lo, hi = kw.get("min_value"), kw.get("max_value")
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        return None, f"must be between {lo:g} and {hi:g}"
-    return v, ""
+        return read(raw, type(default), options=options)
+    if isinstance(default, bool) or not isinstance(default, int | float):
+        return read(raw, type(default), options=literal_values(type(default)))
+    integer = isinstance(default, int)
+    rule = Rule(label.split(" (")[0], kw.get("min_value"), kw.get("max_value"),
+                integer=integer)
+    return read(raw, int if integer else float, rule=rule)
 
 
 def switch_to(page: str, params: Mapping[str, str], binder_key: str) -> None:

@@ -8,30 +8,28 @@ them back and drops each bad value with a warning (never an exception), so
 `from_query(v.to_query()) == (v, [])`.
 
 Widgets take their option lists from the fields' `Literal` types (`View.options`), so a choice
-is spelled once, in the model. Pure: no Streamlit here (tested without a page).
+is spelled once, in the model. The shared options (presenter mode, the figure's radius, time
+axis and unit) are rows of the settings table (`ui.settings`): their types, defaults, labels
+and URL codec come from there; every field is read from URL text by the table's one reader
+(`ui.settings.read`). Pure: no Streamlit here (tested without a page).
 """
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .settings import SETTINGS, VIEW_LABELS, Radius, TimeAxis, TimeScale, literal_values, read
+
 VIEW_PREFIX = "view."
-TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+literal_options = literal_values
 
 
-def literal_options(annotation: Any) -> tuple[Any, ...]:
-    """The values of a `Literal[...]` annotation (also inside `Optional`); () if it is none."""
-    if typing.get_origin(annotation) is Literal:
-        return typing.get_args(annotation)
-    for arg in typing.get_args(annotation):
-        got = literal_options(arg)
-        if got:
-            return got
-    return ()
+def _default(path: str) -> Any:
+    """A view option's default, from the settings table."""
+    return SETTINGS[path].default
 
 
 def field_options(model: type[BaseModel], name: str) -> tuple[Any, ...]:
@@ -48,7 +46,7 @@ class View(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    presenter: bool = Field(False, alias="view.presenter")
+    presenter: bool = Field(_default("view.presenter"), alias="view.presenter")
 
     # -- the URL ----------------------------------------------------------------------------
     @classmethod
@@ -94,21 +92,20 @@ class View(BaseModel):
 
     @classmethod
     def _parse(cls, name: str, raw: str) -> tuple[Any, str]:
-        """(value, "") or (None, why not) for one field from its URL text."""
-        ann = cls.model_fields[name].annotation
-        if ann is bool:
-            low = raw.strip().lower()
-            if low in TRUE or low in FALSE:
-                return low in TRUE, ""
-            return None, "must be true or false"
-        choices = literal_options(ann)
-        if choices:
-            for c in choices:
-                if str(c) == raw:
-                    return c, ""
-            return None, "must be one of " + ", ".join(str(c) for c in choices)
+        """(value, "") or (None, why not) for one field from its URL text: the settings
+        table's codec for its row (`view.radius`…), else the one reader by the field's type;
+        then the field's own constraints."""
+        f = cls.model_fields[name]
+        row = SETTINGS.get(f.alias or name)
+        if row is not None and row.type() == f.annotation:
+            value, problem = row.decode(raw)
+        else:
+            value, problem = read(raw, f.annotation, path=f.alias or name,
+                                  options=literal_values(f.annotation))
+        if problem:
+            return None, problem
         try:
-            got = cls.model_validate({name: raw}, strict=False)
+            got = cls.model_validate({name: value}, strict=False)
         except ValidationError as e:
             return None, "; ".join(err["msg"] for err in e.errors())
         return getattr(got, name), ""
@@ -129,29 +126,20 @@ def page_view(namespace: Mapping[str, Any]) -> Callable[[type[V]], type[V]]:
     return finish
 
 
-TimeAxis = Literal["log", "linear"]
-Radius = Literal["normalised", "log"]
-TimeScale = Literal["t", "t_over_log_inv_eps"]
-
-
 class FigureView(View):
     """Display options of the main figure (viz.main_figure's keyword arguments)."""
 
-    radius: Radius = Field("normalised", alias="view.radius")
-    time_axis: TimeAxis = Field("log", alias="view.time_axis")
-    time_scale: TimeScale = Field("t", alias="view.time_scale")
+    radius: Radius = Field(_default("view.radius"), alias="view.radius")
+    time_axis: TimeAxis = Field(_default("view.time_axis"), alias="view.time_axis")
+    time_scale: TimeScale = Field(_default("view.time_scale"), alias="view.time_scale")
 
     def figure_kwargs(self) -> dict[str, Any]:
         return {"radius": self.radius, "time_axis": self.time_axis,
                 "time_scale": self.time_scale, "presenter": self.presenter}
 
 
-# how the view options read in widgets (the values come from the Literal types above)
-LABELS: dict[str, dict[str, str]] = {
-    "radius": {"normalised": "‖w‖ / max‖w‖", "log": "log ‖w‖"},
-    "time_axis": {"log": "log", "linear": "linear"},
-    "time_scale": {"t": "t", "t_over_log_inv_eps": "t / ln(1/ε)"},
-}
+# how the view options read in widgets (the settings table's labels)
+LABELS: dict[str, dict[str, str]] = VIEW_LABELS
 
 __all__ = ["LABELS", "VIEW_PREFIX", "FigureView", "Radius", "TimeAxis", "TimeScale", "View",
            "field_options", "literal_options", "page_view"]

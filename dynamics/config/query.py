@@ -62,8 +62,10 @@ def from_query(params: Mapping[str, str | list[str]], base: Config | None = None
 def config_from_query(params: Mapping[str, str | list[str]], base: Config | None = None
                       ) -> tuple[Config, list[str]]:
     """Lenient: the config the URL describes (as changes of `base`, default: the defaults),
-    dropping every parameter that is invalid (each with a warning), falling back to `base`
-    when nothing valid is left. Never raises."""
+    dropping every parameter that is invalid (each with a warning naming it) and keeping every
+    other one. A problem of a field the link does not set (`data.labels` when the link gives
+    two angles for four labels) is blamed on the link's parameter whose removal cures it
+    (`_culprit`). Falls back to `base` only when nothing valid is left. Never raises."""
     warnings: list[str] = []
     kind = params.get("data.kind")
     kind = kind[-1] if isinstance(kind, list) and kind else kind
@@ -94,6 +96,8 @@ def config_from_query(params: Mapping[str, str | list[str]], base: Config | None
                 for key in current:
                     if key not in blamed and _matches(key, path):
                         blamed[key] = msg
+            if not blamed:
+                blamed = _culprits(current, [(p, m) for p, m in e.errors], base)
             for key, msg in blamed.items():
                 warnings.append(f"ignored {key}={_shown(current.pop(key))}: {msg}")
             if not blamed:
@@ -107,6 +111,31 @@ def config_from_query(params: Mapping[str, str | list[str]], base: Config | None
 
 
 _MAX_WARNINGS = 20  # unknown URL parameters listed one by one, the rest counted
+
+
+def _culprits(current: Mapping[str, Any], errors: list[tuple[str, str]],
+              base: Config | None) -> dict[str, str]:
+    """For errors no parameter names: the parameter of the same section (else any) whose
+    removal makes that error go away, tried one at a time (`data.kind` last); key → message.
+    A few validations per error: a link holds at most a few dozen known settings."""
+    out: dict[str, str] = {}
+    for path, msg in errors:
+        section = path.split(".")[0].split("[")[0]
+        keys = [k for k in current if k not in out]
+        same = [k for k in keys if k.split(".")[0] == section]
+        order = sorted(same or keys, key=lambda k: k == "data.kind")
+        for key in order:
+            rest = {k: v for k, v in current.items() if k != key and k not in out}
+            try:
+                from_query(rest, base)
+            except ConfigError as e:
+                if any(p == path for p, _m in e.errors):
+                    continue
+            except Exception:  # a URL must never crash a page: try the next key
+                continue
+            out[key] = msg
+            break
+    return out
 
 
 def _param_problem(key: Any, raw: Any, kind: str) -> str | None:

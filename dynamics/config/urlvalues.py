@@ -1,17 +1,20 @@
 """The flat text form of settings: dotted paths (`model.width`) and values written as in a URL
 or a `--set key=value` option.
 
-A value is read guided by its field's type annotation: `none`/`null`/empty for an optional
+A value is read guided by its field's type annotation (`parse_value`, the one reader of URL
+text: configs, page views and page knobs all use it): `none`/`null`/empty for an optional
 field, a comma list (`20,70,200`) or JSON brackets (`[[1,2],[3,4]]`) for tuples and arrays,
-`true`/`false`, whole numbers, floats; text that fits no shape is kept as text so that
-validation names the field. Values are written back the same way (floats by their exact repr).
+`true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`) for a bool, the text itself for a text
+or `Literal` field, whole numbers, floats; text that fits no shape is kept as text so that
+validation names the field. Values are written back the same way (`format_value`: floats by
+their exact repr).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import numpy as np
 from pydantic import BaseModel
@@ -20,6 +23,7 @@ from .arrays import LISTS
 from .errors import ConfigError
 
 MAX_NESTING = 8  # brackets deeper than this in a URL or --set value are refused unparsed
+TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -70,8 +74,13 @@ def parse_value(key: str, raw: str, ann: Any) -> Any:
     unknown shapes are left as strings so that validation names the field."""
     text = raw.strip()
     s = repr(ann)
-    if text.lower() in ("none", "null", "") and "None" in s:
+    if text.lower() in ("none", "null", "") and type(None) in get_args(ann):
         return None
+    if _is(ann, bool):
+        low = text.lower()
+        return low in TRUE if low in TRUE or low in FALSE else raw
+    if _is(ann, str) or _literal_of_text(ann):
+        return raw
     if "tuple" in s or ann is np.ndarray:
         if text.startswith("["):
             depth = _nesting(text)
@@ -101,6 +110,22 @@ def _nesting(text: str) -> int:
         elif ch in "]}":
             depth -= 1
     return deepest
+
+
+def _is(ann: Any, t: type) -> bool:
+    """Whether `ann` is the plain type `t` (possibly optional or constrained)."""
+    if ann is t:
+        return True
+    if get_origin(ann) is Annotated:
+        return bool(get_args(ann)[0] is t)
+    return any(_is(a, t) for a in get_args(ann)) and get_origin(ann) is not tuple
+
+
+def _literal_of_text(ann: Any) -> bool:
+    """Whether `ann` is (or optionally is) a `Literal` of text values."""
+    if get_origin(ann) is Literal:
+        return all(isinstance(v, str) for v in get_args(ann))
+    return get_origin(ann) is not tuple and any(_literal_of_text(a) for a in get_args(ann))
 
 
 def _is_int(ann: Any) -> bool:
