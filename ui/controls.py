@@ -24,6 +24,7 @@ from dynamics.config import (
     DATA_CLASSES,
     Config,
     ConfigError,
+    GeneratedData,
     InitConfig,
     IntegratorConfig,
     LossConfig,
@@ -46,6 +47,8 @@ DATA_LABELS = {
     "teacher": "teacher neuron (Chistikov et al.)",
     "three_point": "three points, 1-D with bias (Boursier & Flammarion)",
     "digits": "two digit classes, 8×8 images (Min et al.)",
+    "vectors": "points of any dimension (coordinates)",
+    "generated": "generated points of any dimension",
     "array": "upload a file (CSV or NPZ)",
 }
 EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
@@ -364,6 +367,25 @@ def _data_controls(p: _Panel) -> None:
         p.number("data.n_per_class", "images per class (0: all)", step=10,
                  to_widget=lambda v: 0 if v is None else v, from_widget=_none_if_zero)
         p.widget("data.centre", st.checkbox, "centre the images")
+    elif kind == "vectors":  # coordinates as given (a link, a paper's preset): kept whole
+        dims = {len(r) for r in d["points"]}
+        st.caption(f"{len(d['points'])} points in R^{max(dims, default=0)}, given by their "
+                   "coordinates (they come with the link or a paper's preset).")
+        p.values["data.points"], p.values["data.labels"] = d["points"], d["labels"]
+        p.slot("data.points")
+        p.slot("data.labels")
+    elif kind == "generated":
+        p.widget("data.generator", st.selectbox, "generator",
+                 options=field_options(GeneratedData, "generator"))
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            p.widget("data.n", st.number_input, "points n", min_value=2, step=2)
+        with c2:
+            p.widget("data.d", st.number_input, "dimension d", min_value=1, step=1)
+        with c3:
+            p.widget("data.margin", st.number_input, "margin", min_value=0.0, step=0.05)
+        p.widget("data.labels", st.selectbox, "labels (orthogonal)",
+                 options=field_options(GeneratedData, "labels"))
     else:
         _upload_controls(p, d)
     p.widget("data.bias", st.checkbox, "append a bias coordinate 1",
