@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import phases, theory
 from ..annotations import Direction, TimeMarker
-from ..config import Config
+from ..config import Config, ConfigError
 from ..phases import PhaseRules
 from ..readouts import network_output
 from ..trajectory import Trajectory
@@ -328,8 +328,12 @@ def flow_step(flow: Trajectory, run: Run, eta0: float = ETA0, tol: float = FLOW_
     eta = eta0
     prev: dict[str, float] | None = None
     for _ in range(max_halvings + 1):
-        cfg = flow.config.with_updates({"integrator.method": "gd", "integrator.lr": eta,
-                                        "integrator.max_steps": 50_000_000})
+        try:  # the server's step limit (EAE_MAX_STEPS) ends the halving: no flow limit found
+            cfg = flow.config.with_updates({
+                "integrator.method": "gd", "integrator.lr": eta,
+                "integrator.max_steps": round(flow.config.integrator.t_end / eta) + 1})
+        except ConfigError:
+            return None, runs
         tr = run(cfg)
         runs.append((eta, tr))
         now = flow_times(tr)
