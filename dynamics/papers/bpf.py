@@ -561,7 +561,8 @@ def _time(traj: Trajectory) -> np.ndarray:
 
 
 def saddle_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | None:
-    """The loss against t (log–log) with L(0), L_mid and the measured and predicted escapes."""
+    """The loss against t (log t, linear loss) with L(0), L_mid and the measured and
+    predicted escapes, from a decade before the first escape to the end."""
     if not applies_to(traj.config):
         return None
     g = groups(traj)
@@ -576,8 +577,12 @@ def saddle_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec |
                               "solid"))
     s_t = np.asarray(traj.scalars.get("t", traj.t), float)
     s_L = np.asarray(traj.scalars.get("loss", traj.loss), float)
-    keep = s_t > 0
-    panel = Panel("loss", Axis("t", "log"), Axis("loss", "log"),
+    first = min((v for pair in esc.values() for v in pair if v is not None),
+                default=float(traj.t[1]))
+    lo = max(float(traj.t[1]), first / 10.0)
+    keep = s_t >= lo
+    panel = Panel("loss", Axis("t", "log", range=(lo, float(traj.t[-1]))),
+                  Axis("loss", range=(0.0, 1.08 * g.L0)),
                   (Line(s_t[keep], s_L[keep], "loss", "ink"), *rules))
     return FigureSpec("Saddle to saddle: one sign group after the other", (panel,),
                       caption="Dashed: the levels and escape times the orthogonal "
@@ -585,13 +590,14 @@ def saddle_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec |
 
 
 def norm_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | None:
-    """Σ_j |a_j|‖w_j‖ against t (log axes) with V*, the minimum variation norm."""
+    """Σ_j |a_j|‖w_j‖ against t (log t) with V*, the minimum variation norm."""
     if not applies_to(traj.config) or len(traj.W_frames) < traj.n_frames:
         return None
     g = groups(traj)
     V = np.array([variation_norm(traj, f) for f in range(traj.n_frames)])
-    panel = Panel("variation norm", Axis("t", "log"), Axis("Σ_j |a_j| ‖w_j‖", "log"),
-                  (Line(_time(traj), np.maximum(V, 1e-300), "Σ_j |a_j| ‖w_j‖", "positive"),
+    panel = Panel("variation norm", Axis("t", "log"),
+                  Axis("Σ_j |a_j| ‖w_j‖", range=(0.0, 1.15 * max(g.V_min, float(V.max())))),
+                  (Line(_time(traj), V, "Σ_j |a_j| ‖w_j‖", "positive"),
                    Rule(g.V_min, "y", "V* (minimum variation norm)", "theory")))
     return FigureSpec("Towards the minimum-variation-norm interpolator", (panel,))
 
