@@ -24,6 +24,8 @@ DASHES = {"solid": "solid", "dash": "dash", "dot": "dot", "dashdot": "dashdot"}
 
 def _axis(ax: Axis) -> dict[str, object]:
     out: dict[str, object] = {"title_text": ax.title, "type": ax.type, "gridcolor": GRID}
+    if ax.type == "log":
+        out["exponentformat"] = "power"  # 10⁻⁹, not the SI letters (1n, 1f)
     if ax.range is not None:
         lo, hi = ax.range
         out["range"] = [np.log10(lo), np.log10(hi)] if ax.type == "log" else [lo, hi]
