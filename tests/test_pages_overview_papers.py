@@ -126,3 +126,20 @@ def test_papers_bad_link_values_are_messages():
     at = _open("app_pages/papers.py", {"paper": "wang_ma", "wang_ma.angle": "999"})
     assert any("wang_ma.angle" in w.value for w in at.warning)
     assert _titles(at)
+
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_open_in_explorer_keeps_every_papers_preset(paper):
+    """What "Open in Explorer" writes for a paper's preset opens the Explorer on that very run
+    (data of any dimension included): no warning, the same width and data in its title."""
+    from ui.lesson import ExplorerView
+    from ui.state import explorer_binder
+
+    cfg = next(iter(PAPERS[paper].presets(True).values()))
+    params = explorer_binder().query(ExplorerView(), {"run": cfg})
+    at = _open("app_pages/explorer.py", params)
+    assert not at.error and not [w.value for w in at.warning if "ignored" in w.value]
+    titles = _titles(at)
+    assert titles and f"width m = {cfg.model.width}" in titles[0], titles
+    kept = explorer_binder().parse(dict(at.query_params)).configs["run"]
+    assert kept.data == cfg.data
