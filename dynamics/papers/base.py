@@ -25,7 +25,7 @@ import numpy as np
 from .. import theory
 from ..annotations import Analysis, Direction, Phase, TimeMarker
 from ..config import Config
-from ..figure_spec import Axis, FigureSpec, Line, Panel, Rule
+from ..figure_spec import Axis, FigureSpec, Line, Panel, Role, Rule
 from ..phases import PhaseRules
 from ..simulate import simulate
 from ..trajectory import Trajectory
@@ -253,8 +253,10 @@ def loss_and_series(title: str, panel_title: str,
                       for m in (analysis.markers if analysis is not None else ()))
         loss = Panel("loss", Axis("t", "log"), Axis("loss", "log"),
                      (Line(t, traj.loss, "loss", "ink"), *rules))
-        right = Panel(panel_title, Axis("t", "log"), Axis(panel_title),
-                      (*(Line(t, v, k, "positive") for k, v in series(traj).items()), *rules))
+        roles: tuple[Role, ...] = ("positive", "negative", "accent", "neutral")
+        lines = tuple(Line(t, v, k, roles[i % 4], "solid" if i < 4 else "dash")
+                      for i, (k, v) in enumerate(series(traj).items()))
+        right = Panel(panel_title, Axis("t", "log"), Axis(panel_title), (*lines, *rules))
         return FigureSpec(f"{title}: {traj.config.data.kind}", (loss, right))
     return build
 
