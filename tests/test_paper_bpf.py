@@ -191,3 +191,16 @@ def test_overlay_figures_and_summary():
 
     assert summarise(tr, record=("bpf_norm_excess",))["bpf_norm_excess"] == pytest.approx(
         bpf.variation_norm(tr) / g.V_min - 1)
+
+
+def test_builtin_sweep_shows_the_excess_vanishing_as_the_scale_shrinks(tmp_path):
+    """The quick built-in sweep (5 scales × 2 seeds, serial, own cache): the variation-norm
+    excess falls with λ and is below 1 % at the smallest."""
+    from dynamics import sweeps as sw
+    from dynamics.service import Service
+
+    spec = sw.builtin_sweep("bpf_norm_vs_scale", quick=True)
+    df = sw.run_sweep_serial(spec, service=Service(cache_dir=tmp_path)).frame
+    assert set(df["status"]) == {"completed"} and len(df) == 10
+    med = df.groupby("init.scale")["bpf_norm_excess"].median().sort_index()
+    assert med.iloc[0] < 0.01 < med.iloc[-1] and med.is_monotonic_increasing

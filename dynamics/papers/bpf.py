@@ -632,7 +632,7 @@ def _sweep_norm_vs_scale(quick: bool) -> dict[str, Any]:
         "base": base,
         "axes": [{"field": "init.scale", "log": [1e-10, 1e-2, 5] if quick else [1e-12, 1e-1, 12]}],
         "seeds": 2 if quick else 5,
-        "record": ["bpf_norm_excess", "final_loss"],
+        "record": ["bpf_norm_excess"],
     }
 
 
