@@ -48,7 +48,7 @@ from scipy.optimize import brentq
 
 from .. import phases, theory
 from ..annotations import Analysis, Direction, Phase
-from ..config import Config
+from ..config import Config, data_shape
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Rule
 from ..phases import PhaseRules
@@ -329,8 +329,6 @@ def applies_to(config: Config) -> bool:
     """The square loss on pairwise orthogonal inputs (n ≤ d; checked on the built data)."""
     if config.loss.kind != "square":
         return False
-    from ..config import data_shape
-
     n, d = data_shape(config.data)
     if n > d or n > 2000:
         return False
