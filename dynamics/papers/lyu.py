@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import phases, theory
 from ..annotations import Analysis, Direction, Phase
-from ..config import Config
+from ..config import Config, data_shape
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Rule
 from ..phases import PhaseRules
@@ -266,8 +266,6 @@ def applies_to(config: Config) -> bool:
     """Binary classification on symmetric data (checked on the built data)."""
     if not config.is_classification:
         return False
-    from ..config import data_shape
-
     n, _d = data_shape(config.data)
     if n > 2000:
         return False
