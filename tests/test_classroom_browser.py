@@ -124,7 +124,10 @@ def test_lesson_keys_step_through_scenarios(streamlit_server, context_of):
 
     def press(key: str, scenario: str) -> None:
         page.keyboard.press(key)
-        page.wait_for_url(f"**view.scenario={scenario}**", timeout=120_000)
+        # decoded: a preset name may hold URL-escaped characters (centred_d4_lambda4^-6)
+        page.wait_for_function(
+            "s => new URLSearchParams(location.search).get('view.scenario') === s",
+            arg=scenario, timeout=120_000)
         _settle(page)
         _no_exception(page)
 
