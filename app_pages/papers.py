@@ -1,9 +1,11 @@
 """Papers: a section per paper — its claim in plain words, the knobs that matter (bound to the
-URL), its preset run with the right theory overlays, and the claims table (measured vs expected,
+URL), its preset run with the right theory overlays, the paper's own page sections (figures as
+data, drawn by `viz.paper_figures.render`), and the claims table (measured vs expected,
 tolerance, pass/fail), computed through the service, with a CSV download.
 
 Thin: everything shown comes from the paper registry (`dynamics.papers.PAPERS`: titles, text,
-knobs, presets, claims) + knobs → Config → service (ui.runner) → figures (viz).
+knobs, presets, sections, claims) + knobs → Config → service (ui.runner) → figures (viz); no
+branch names a paper.
 URL (through the binder, ui.state): `paper`, `<paper>.preset`, `<paper>.<knob>`,
 `view.presenter`.
 """
@@ -17,13 +19,13 @@ import pandas as pd
 import streamlit as st
 from pydantic import Field
 
-from dynamics import theory
+from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError
-from dynamics.papers import PAPERS, Knob, Paper, chistikov
+from dynamics.papers import PAPERS, Knob, Paper, Section, StudySection
 from dynamics.trajectory import Trajectory
 from ui import charts, downloads, figures, presenter, runner, state, tables, text
 from ui.view import FigureView, View, page_view
-from viz.paper_figures import table1_figure, three_point_fit_figure
+from viz.paper_figures import render
 
 PREFIX = "pp"
 REPORTS = Path(__file__).resolve().parents[1] / "reports"  # `python -m dynamics reproduce`
@@ -109,30 +111,36 @@ def _full_checks(paper: str) -> None:
                        key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:")
 
 
-def _table1() -> None:
-    """Chistikov et al.'s Table 1 as a distribution: the reproduction's per-seed file when
-    `python -m dynamics reproduce` wrote one, else the quick grid through the service."""
-    st.markdown("**Table 1 as a distribution** — every seed's final max angle, the simulated "
-                "median with the central 90 % of 5-trial medians, and the paper's 5-trial "
-                "medians")
-    tab = chistikov.load_table1(REPORTS)
-    key = f"{PREFIX}.table1"
-    if tab is None:
-        tab = st.session_state.get(key)
-    if tab is None:
-        st.caption("No reproduction file in reports/ (`python -m dynamics reproduce "
-                   "chistikov --full` writes it). Run the quick grid instead (48 runs, "
-                   "about half a minute the first time):")
-        if not st.button("Run the quick Table 1 grid", key=f"{PREFIX}.table1.run",
-                         icon=":material/scatter_plot:"):
+def _section(paper: Paper, i: int, sec: Section, traj: Trajectory,
+             analysis: Analysis | None) -> None:
+    """A section drawn from the run on screen (nothing when it cannot draw this run)."""
+    spec = sec.figure(traj, analysis) if sec.figure is not None else None
+    if spec is None and not sec.text:
+        return
+    st.markdown(f"**{sec.title}**" + (f" — {sec.text}" if sec.text else ""))
+    if spec is not None:
+        charts.chart(render(spec, presenter=on), key=f"papers_{paper.key}_section_{i}",
+                     main=False)
+        if spec.caption:
+            st.caption(spec.caption)
+
+
+def _study(paper: Paper, i: int, sec: StudySection) -> None:
+    """A figure of many runs: the reproduction's file in reports/ when there is one, else a
+    quick version through the service behind a button."""
+    st.markdown(f"**{sec.title}** — {sec.text}")
+    key = f"{PREFIX}.study.{paper.key}.{i}"
+    spec = sec.load(REPORTS) or st.session_state.get(key)
+    if spec is None:
+        st.caption(sec.cost)
+        if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:"):
             return
-        service = runner.get_service()
-        with st.spinner("Running the quick grid through the service…"):
-            tab = chistikov.measure_table1(service.run, fast=True)
-        st.session_state[key] = tab
-    charts.chart(table1_figure(tab, presenter=on), key=f"{PREFIX}_table1_figure", main=False)
-    if tab.fast:
-        st.caption("Fast form: a few seeds and small d, so the 90 % intervals are wide.")
+        with st.spinner("Running through the service…"):
+            spec = sec.compute(runner.get_service().run)
+        st.session_state[key] = spec
+    charts.chart(render(spec, presenter=on), key=f"papers_{paper.key}_study_{i}", main=False)
+    if spec.caption:
+        st.caption(spec.caption)
 
 
 def _paper_selector() -> str:
@@ -192,14 +200,12 @@ if got is not None:
         charts.animated(fig, key=f"papers_figure_{paper}", presenter=on)
     if PAPER.note:
         st.info(PAPER.note)
-    for note in analysis.notes if analysis is not None else ():
-        if note.startswith("Min et al."):  # which theorem assumption this run breaks
-            st.caption(text.literal(note))
-    if config.data.kind == "three_point":
-        fit = theory.ols_fit(config)
-        charts.chart(three_point_fit_figure(traj, fit.beta, fit.loss, presenter=on),
-                     key=f"papers_fit_{paper}", main=False)
-    checks = PAPER.claims_for_run(traj)
+    for note in analysis.notes_of(paper) if analysis is not None else ():
+        st.caption(text.literal(note))  # e.g. which theorem assumption this run breaks
+    for i, sec in enumerate(PAPER.sections):
+        if isinstance(sec, Section):
+            _section(PAPER, i, sec, traj, analysis)
+    checks = PAPER.run_claims(traj)
     if checks:
         st.markdown("**This run** (current knobs)")
         _claims_table(downloads.claims_table(checks))
@@ -213,8 +219,9 @@ if got is not None:
     with st.expander("Download this run", expanded=False):
         downloads.download_panel(traj, fig.figure, checks or None, key=f"{PREFIX}.{paper}")
 
-if paper == "chistikov":
-    _table1()
+for i, sec in enumerate(PAPER.sections):
+    if isinstance(sec, StudySection):
+        _study(PAPER, i, sec)
 _full_checks(paper)
 
 with st.expander("Share this view", expanded=False):

@@ -5,19 +5,21 @@ Pure (reads the trajectory only) and fast: the extremal-vector search is exact i
 capped by a work budget for d > 2 (see `theory.extremal_vectors`).
 
 Generic parts here: the detected phases and markers of `phases.detect_phases`, the extremal
-vectors of G and the cone normals. Each paper adds its own (`Paper.annotate` in
-`dynamics/papers/`, in registry order), e.g. Min et al.'s T bound and Chistikov et al.'s
-ln(1/λ)/‖γ_[n]‖ as predicted markers (dashed in the figures), Boursier & Flammarion's OLS
-plateau, Wang & Ma's phases I–IV.
+vectors of G and the cone normals. Each paper that applies to the run (`Paper.applies_to`)
+adds its own overlay (`Paper.overlay`: its `annotate` with its own tolerances, in registry
+order), e.g. Min et al.'s T bound and Chistikov et al.'s ln(1/λ)/‖γ_[n]‖ as predicted markers
+(dashed in the figures), Boursier & Flammarion's OLS plateau, Wang & Ma's phases I–IV.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
 from . import theory
 from .annotations import Analysis, Direction
-from .papers import PAPERS
+from .papers import PAPERS, Tolerances
 from .phases import DEFAULT_RULES, PhaseRules, detect_phases
 from .trajectory import Trajectory
 
@@ -25,8 +27,11 @@ _KIND = {"max": "extremal_max", "min": "extremal_min", "saddle": "extremal_saddl
 
 
 def analyse(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES, *,
-            extremal_budget: float = 5e7, ols_tol: float = 1e-3) -> Analysis:
-    """Phases, predicted markers, directions and cone normals for one trajectory."""
+            extremal_budget: float = 5e7,
+            tolerances: Mapping[str, Tolerances] | None = None) -> Analysis:
+    """Phases, predicted markers, directions and cone normals for one trajectory.
+    `tolerances` overrides papers' own thresholds, by paper key (e.g. {"boursier":
+    {"ols": 1e-4}})."""
     cfg = traj.config
     d = traj.X.shape[1]
     phases, markers = detect_phases(traj, rules)
@@ -49,15 +54,18 @@ def analyse(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES, *,
         notes.append("extremal vectors for d > 2 come from a capped multi-start search; "
                      "some may be missing")
 
-    # each paper's directions, predicted markers, phases and notes
+    # each applicable paper's directions, predicted markers, phases and notes
+    paper_notes: list[tuple[str, str]] = []
     for paper in PAPERS.values():
-        add = paper.annotate(traj, rules, ols_tol)
+        add = paper.overlay(traj, rules, (tolerances or {}).get(paper.key))
         phases += add.phases
         markers += add.markers
         directions += add.directions
         notes += add.notes
+        paper_notes += [(paper.key, n) for n in add.notes]
 
     Xn = traj.X[np.linalg.norm(traj.X, axis=1) > 0]
     normals = np.unique(np.round(Xn, 12), axis=0)[:500] if len(Xn) else None
     return Analysis(phases=tuple(phases), markers=tuple(markers),
-                    directions=tuple(directions), cone_normals=normals, notes=tuple(notes))
+                    directions=tuple(directions), cone_normals=normals, notes=tuple(notes),
+                    paper_notes=tuple(paper_notes))

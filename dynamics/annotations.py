@@ -19,13 +19,16 @@ Source = Literal["detected", "predicted"]
 
 @dataclass(frozen=True)
 class Phase:
-    """A stretch of training time [start, end] (gradient-flow time units)."""
+    """A stretch of training time [start, end] (gradient-flow time units). `name` is the
+    paper's own name for it ("alignment", "Phase II"; hovers show it), `plain` what happens
+    in it in plain words ("neurons turn, norms tiny"; the labels a student reads)."""
 
     name: str  # e.g. "alignment", "fitting", "plateau", "convergence", "Phase II"
     start: float
     end: float
     source: Source = "detected"
     evidence: str = ""  # one sentence: the rule that fired and its numbers
+    plain: str = ""  # "" : the name says it
 
 
 @dataclass(frozen=True)
@@ -51,8 +54,17 @@ class Direction:
 
 @dataclass(frozen=True)
 class Analysis:
+    """Everything `analysis.analyse` found for one run: the generic phases and markers, each
+    applicable paper's overlay (`papers.base.PaperOverlay`) merged in, and the notes, with
+    `paper_notes` saying which paper wrote which note ((paper key, note) pairs)."""
+
     phases: tuple[Phase, ...] = ()
     markers: tuple[TimeMarker, ...] = ()
     directions: tuple[Direction, ...] = ()
     cone_normals: np.ndarray | None = None  # (k, d): boundaries {w: <w, x_i> = 0}
     notes: tuple[str, ...] = field(default_factory=tuple)
+    paper_notes: tuple[tuple[str, str], ...] = ()
+
+    def notes_of(self, paper: str) -> tuple[str, ...]:
+        """The notes paper `paper` added for this run."""
+        return tuple(n for k, n in self.paper_notes if k == paper)

@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=_cmd_run)
     for name, module, helptext in (
         ("sweep", "dynamics.sweeps.cli", "run a parameter sweep on Dask"),
-        ("reproduce", "dynamics.papers.reproduce", "check the papers' claims and write a report"),
+        ("reproduce", "dynamics.reproduce", "check the papers' claims and write a report"),
     ):
         sp = sub.add_parser(name, help=helptext, add_help=False)
         sp.add_argument("rest", nargs=argparse.REMAINDER)
@@ -133,7 +133,7 @@ def _delegate(module: str, name: str):
     return run
 
 
-DELEGATED = {"sweep": "dynamics.sweeps.cli", "reproduce": "dynamics.papers.reproduce"}
+DELEGATED = {"sweep": "dynamics.sweeps.cli", "reproduce": "dynamics.reproduce"}
 
 
 def main(argv: list[str] | None = None) -> int:

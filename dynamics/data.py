@@ -17,10 +17,12 @@ from .config import (
     ClustersData,
     Config,
     DigitsData,
+    GeneratedData,
     PointsData,
     TeacherData,
     ThreePointData,
     TwoSignalsData,
+    VectorsData,
     labels_are_pm1,
 )
 
@@ -115,6 +117,15 @@ def build_dataset(config: Config) -> Dataset:
         sw = np.ones(len(y))
         meta["image_shape"] = (8, 8)
         meta["classes"] = (a, b)
+    elif isinstance(data, VectorsData):
+        X = np.array(data.points, dtype=float).reshape(len(data.points), -1)
+        y = np.array(data.labels, dtype=float)
+        sw = np.ones(len(y))
+    elif isinstance(data, GeneratedData):
+        X, y, extra = generate(data, rng)
+        directions.update(extra)
+        sw = np.ones(len(y))
+        meta["generator"] = data.generator
     else:  # ArrayData (the union is exhausted)
         X = np.array(data.X, dtype=float)
         y = np.array(data.y, dtype=float)
@@ -131,6 +142,30 @@ def build_dataset(config: Config) -> Dataset:
         directions.setdefault("x₋", xm)
     return Dataset(X=X, y=np.ascontiguousarray(y), sw=np.ascontiguousarray(sw, dtype=float),
                    classification=cls, directions=directions, meta=meta)
+
+
+def generate(data: GeneratedData, rng: np.random.Generator
+             ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The points of a named generator (see `config.GeneratedData`): (X, y, named directions).
+
+    symmetric_separable: rows 0..n/2−1 are the drawn points, rows n/2.. their mirror images, in
+    the same order; the separating direction u is returned as "u (generator)". orthogonal: the
+    rows are orthogonal to machine precision (columns of a QR factor)."""
+    n, d = data.n, data.d
+    if data.generator == "symmetric_separable":
+        u = rng.standard_normal(d)
+        u /= np.linalg.norm(u)
+        z = rng.standard_normal((n // 2, d))
+        s = np.where(z @ u >= 0, 1.0, -1.0)
+        half = z + (s * data.margin)[:, None] * u
+        lab = np.where(half @ u >= 0, 1.0, -1.0)
+        return np.vstack([half, -half]), np.r_[lab, -lab], {"u (generator)": u}
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    r = rng.uniform(0.5, 1.5, n)
+    X = (q[:, :n] * r).T
+    signs = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    y = signs if data.labels == "sign" else signs * rng.uniform(0.2, 1.0, n)
+    return np.ascontiguousarray(X), y, {}
 
 
 def _teacher(d: int, n: int, scheme: str, rho: float | None, rng: np.random.Generator,

@@ -42,6 +42,22 @@ from .trajectory import Trajectory
 _TINY = 1e-300
 
 
+PLAIN: dict[str, str] = {
+    "alignment": "neurons turn, norms tiny",
+    "fitting": "norms grow, loss falls",
+    "convergence": "fitted: the loss creeps to zero",
+    "initial plateau": "loss flat at the start",
+    "plateau": "loss flat: stuck at a saddle",
+    "accuracy plateau": "accuracy stuck",
+    "Phase I": "neurons bunch up, loss starts to fall",
+    "Phase II": "accuracy stuck on a plateau",
+    "Phase III": "positive neurons let go of x₋",
+    "Phase IV": "negative neurons come back to x₊",
+}
+"""Each detected phase in plain words (`Phase.plain`: the labels a student reads); the
+paper's own name stays `Phase.name` (hovers)."""
+
+
 @dataclass(frozen=True)
 class PhaseRules:
     """Thresholds of the detection rules (see the module docstring)."""
@@ -208,7 +224,7 @@ def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     t_end = float(traj.t[-1])
     t_a, why = alignment_end(traj, rules)
     if t_a is not None:
-        phases.append(Phase("alignment", 0.0, t_a, "detected", why))
+        phases.append(Phase("alignment", 0.0, t_a, "detected", why, PLAIN["alignment"]))
     t_e = saddle_escape(traj, rules)
     t_c = convergence_start(traj, rules)
     if t_e is not None:
@@ -216,23 +232,24 @@ def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
                                   f"loss left L(0) by more than {100 * rules.escape_rel:g} %"))
         end = t_c if (t_c is not None and t_c > t_e) else t_end
         phases.append(Phase("fitting", t_e, end, "detected",
-                            f"loss falls from the escape at t = {t_e:.4g}"))
+                            f"loss falls from the escape at t = {t_e:.4g}", PLAIN["fitting"]))
     if t_c is not None:
         phases.append(Phase("convergence", t_c, t_end, "detected",
-                            f"L ≤ {rules.converged_rel:g}·L(0) from t = {t_c:.4g} on"))
+                            f"L ≤ {rules.converged_rel:g}·L(0) from t = {t_c:.4g} on",
+                            PLAIN["convergence"]))
     for k, (t0, t1, lev) in enumerate(loss_plateaus(traj, rules)):
         first = k == 0 and t0 <= float(traj.t[1]) * (1 + 1e-12)
         name = "initial plateau" if first else "plateau"
         phases.append(Phase(name, t0, t1, "detected",
                             f"|d ln L/d ln t| ≤ {rules.plateau_slope:g} over "
-                            f"{np.log10(t1 / t0):.2g} decades at L ≈ {lev:.4g}"))
+                            f"{np.log10(t1 / t0):.2g} decades at L ≈ {lev:.4g}", PLAIN[name]))
         if not first and t1 < t_end * (1 - 1e-9):
             markers.append(TimeMarker("plateau escape", t1, "detected",
                                       f"loss leaves the plateau at L ≈ {lev:.4g}"))
     for t0, t1, acc in accuracy_plateaus(traj, rules):
         phases.append(Phase("accuracy plateau", t0, t1, "detected",
                             f"training accuracy constant at {acc:.3g} over "
-                            f"{np.log10(t1 / t0):.2g} decades"))
+                            f"{np.log10(t1 / t0):.2g} decades", PLAIN["accuracy plateau"]))
     # one marker, not one per output sign, keeps the time axes readable on a projector
     settled = activation_markers(traj)
     if settled:
@@ -569,7 +586,7 @@ def wang_ma_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     t_I = max(t_cond, t_esc)
     phases.append(Phase("Phase I", 0.0, t_I, "detected",
                         f"condensed (≤ {rules.condensed_deg:g}°) at t = {t_cond:.4g}; loss left "
-                        f"L(0) at t = {t_esc:.4g}"))
+                        f"L(0) at t = {t_esc:.4g}", PLAIN["Phase I"]))
     fI = int(np.searchsorted(t, t_I))
     acc0 = traj.accuracy[fI]
     order = "I"
@@ -577,12 +594,13 @@ def wang_ma_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
         diff = np.flatnonzero(~np.isclose(traj.accuracy[fI:], acc0))
         if diff.size == 0:
             phases.append(Phase("Phase II", t_I, t_end, "detected",
-                                f"accuracy stays at {acc0:.3g} to the end"))
+                                f"accuracy stays at {acc0:.3g} to the end", PLAIN["Phase II"]))
             return phases, counts, "I → II (no escape from the accuracy plateau)"
         fII = fI + int(diff[0])
         phases.append(Phase("Phase II", t_I, float(t[fII]), "detected",
                             f"training accuracy constant at {acc0:.3g} for "
-                            f"{np.log10(max(t[fII], 1e-300) / max(t_I, 1e-300)):.2g} decades"))
+                            f"{np.log10(max(t[fII], 1e-300) / max(t_I, 1e-300)):.2g} decades",
+                            PLAIN["Phase II"]))
         order += " → II"
     pm = counts["pos_on_minus"]
     drop = np.flatnonzero(pm[fI:] <= pm[fI] - rules.count_drop)
@@ -600,12 +618,12 @@ def wang_ma_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     slid = int((ks.sliding_minus[fmin] & pos[fmin]).sum())
     phases.append(Phase("Phase III", float(t[fIII]), max(end_III, float(t[fIII])), "detected",
                         f"positive neurons active on x₋: {int(pm[fI])} → {int(pm[fmin])} "
-                        f"({slid} sliding on x₋'s kink)"))
+                        f"({slid} sliding on x₋'s kink)", PLAIN["Phase III"]))
     order += " → III"
     if rise.size == 0:
         return phases, counts, order + " (no reactivation of negative neurons on x₊)"
     phases.append(Phase("Phase IV", float(t[fIV]), t_end, "detected",
                         f"negative neurons active on x₊: {int(run_min[rise[0]])} → "
                         f"{int(nm[-1])} at the end (left x₊'s kink: the sliding condition "
-                        "failed)"))
+                        "failed)", PLAIN["Phase IV"]))
     return phases, counts, order + " → IV"

@@ -97,6 +97,50 @@ def test_no_import_circle_in_dynamics() -> None:
     assert not cycle, " -> ".join(cycle)
 
 
+def _unit(module: str) -> str:
+    """The unit a module belongs to in the one-way order of dynamics: a subpackage
+    (dynamics.papers, dynamics.sweeps, dynamics.config, dynamics.kernels) or a top module."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_dynamics_units_import_one_way_including_function_level_imports() -> None:
+    """No loop between dynamics' units, counting every import — those inside functions too
+    (ast.walk sees them): e.g. papers may use simulate and theory, analysis and sweeps may use
+    papers, and nothing papers imports may import papers back (no hidden package loop)."""
+    files = {_module_name(p): p for p in _files("dynamics")}
+    graph: dict[str, set[str]] = {}
+    for m, p in files.items():
+        u = _unit(m)
+        graph.setdefault(u, set()).update(
+            _unit(i) for i in _imports(p) if i.startswith("dynamics") and _unit(i) != u
+            and _unit(i) in {_unit(x) for x in files})
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[str] = []
+
+    def visit(u: str) -> None:
+        state[u] = 1
+        stack.append(u)
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                loops.append(" -> ".join([*stack[stack.index(v):], v]))
+            elif v not in state:
+                visit(v)
+        stack.pop()
+        state[u] = 2
+
+    for u in sorted(graph):
+        if u not in state:
+            visit(u)
+    assert not loops, loops
+    # the order the docs state: papers sit above simulate and below analysis, sweeps, service
+    assert "dynamics.papers" in graph["dynamics.analysis"]
+    assert "dynamics.papers" in graph["dynamics.sweeps"]
+    assert not graph["dynamics.papers"] & {"dynamics.analysis", "dynamics.sweeps",
+                                           "dynamics.service", "dynamics.reproduce"}
+
+
 def test_no_os_environ_reads_of_eae_variables() -> None:
     """Every EAE_* variable is read in dynamics/limits.py only (writing one for a child process
     is allowed)."""

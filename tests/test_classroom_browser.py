@@ -11,15 +11,17 @@ from typing import Any
 import pytest
 
 from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
+from dynamics.papers import PAPERS
 
 PAGES = ["", "overview", "papers", "compare", "real_data", "sweeps", "status"]
+PAPER_PAGES = [f"papers?paper={k}" for k in PAPERS]  # every paper of the registry
 # every page with a main (animated) figure; Sweeps draws only non-animated result plots
-FIGURE_PAGES = ["", "overview", "papers?paper=min", "papers?paper=chistikov",
-                "papers?paper=boursier", "papers?paper=wang_ma", "compare", "real_data"]
+FIGURE_PAGES = ["", "overview", *PAPER_PAGES, "compare", "real_data"]
 # 1280×720 is the tight case and covers every page; at 1920×1080 the pages most at risk:
-# the lesson bar (Explorer), the tallest legend (Wang & Ma) and the narrow columns (Compare)
+# the lesson bar (Explorer), every paper (legends and page sections differ by paper) and the
+# narrow columns (Compare)
 FIT_CASES = ([(p, 1280, 720) for p in FIGURE_PAGES]
-             + [(p, 1920, 1080) for p in ("", "papers?paper=wang_ma", "compare")])
+             + [(p, 1920, 1080) for p in ("", *PAPER_PAGES, "compare")])
 # The plots' floor in presenter mode: the drawing area (top of the highest subplot to the
 # bottom of the lowest, from Plotly's drag rectangles) at least 45 % of the window's height.
 # At 1280×720 that is 324 px: the neuron panel (a square as tall as the plot area on the
@@ -111,23 +113,32 @@ def test_presenter_figure_play_and_slider_fit_the_viewport(streamlit_server, con
 
 @pytest.mark.browser
 def test_lesson_keys_step_through_scenarios(streamlit_server, context_of):
+    """A lesson of one scenario per paper (the first showcase of each, registry order): the
+    keys and a clicker's PageUp/PageDown step through it."""
+    from ui.lesson import default_lesson
+
+    seen: set[str] = set()
+    lesson = [s for s in default_lesson() if not (s.paper in seen or seen.add(s.paper))]
+    keys = [s.key for s in lesson]
     page = context_of(1280, 720)
-    page.goto(f"{streamlit_server}/?view.presenter=true&view.lesson=min.toy_2d,"
-              "wang_ma.four_phases,boursier.three_point_leaky")
+    page.goto(f"{streamlit_server}/?view.presenter=true&view.lesson={','.join(keys)}")
     _settle(page)
 
     def press(key: str, scenario: str) -> None:
         page.keyboard.press(key)
-        page.wait_for_url(f"**view.scenario={scenario}**", timeout=120_000)
+        # decoded: a preset name may hold URL-escaped characters (centred_d4_lambda4^-6)
+        page.wait_for_function(
+            "s => new URLSearchParams(location.search).get('view.scenario') === s",
+            arg=scenario, timeout=120_000)
         _settle(page)
         _no_exception(page)
 
-    press("ArrowRight", "min.toy_2d")
-    assert page.get_by_text("1 / 3 · Min et al. · 2-D toy").count() == 1
-    press("PageDown", "wang_ma.four_phases")  # what a presentation clicker sends
-    press("ArrowRight", "boursier.three_point_leaky")
-    press("PageUp", "wang_ma.four_phases")
-    press("ArrowLeft", "min.toy_2d")
+    press("ArrowRight", keys[0])
+    assert page.get_by_text(f"1 / {len(keys)} · {lesson[0].label}").count() == 1
+    press("PageDown", keys[1])  # what a presentation clicker sends
+    press("ArrowRight", keys[2])
+    press("PageUp", keys[1])
+    press("ArrowLeft", keys[0])
     assert page.evaluate(BOX_JS) is not None
 
 
@@ -148,9 +159,10 @@ def test_typed_width_is_never_coerced(streamlit_server, page):
 
 
 @pytest.mark.browser
-def test_claims_table_is_readable_at_1280(streamlit_server, context_of, screenshot_dir):
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_claims_table_is_readable_at_1280(streamlit_server, context_of, screenshot_dir, paper):
     page = context_of(1280, 800)
-    page.goto(f"{streamlit_server}/papers?paper=boursier")
+    page.goto(f"{streamlit_server}/papers?paper={paper}")
     _settle(page)
     table = page.locator("table.eae-claims").first  # this run's claims
     table.scroll_into_view_if_needed()
@@ -161,7 +173,7 @@ def test_claims_table_is_readable_at_1280(streamlit_server, context_of, screensh
     assert cells.count() > 0
     for i in range(cells.count()):  # wrapped, never cut: each cell shows all its text
         assert cells.nth(i).evaluate("e => e.scrollWidth <= e.clientWidth + 1")
-    page.screenshot(path=screenshot_dir / "claims_table_1280.png", full_page=True)
+    page.screenshot(path=screenshot_dir / f"claims_table_1280_{paper}.png", full_page=True)
 
 
 # ----------------------------------------------------------------------------- console

@@ -60,6 +60,20 @@ def data_sections(draw):
         return {"kind": kind, "bias": bias, "classes": [a, b],
                 "n_per_class": draw(st.one_of(st.none(), st.integers(1, 100))),
                 "centre": draw(st.booleans())}
+    if kind == "vectors":
+        n, d = draw(st.integers(1, 5)), draw(st.integers(1, 6))
+        return {"kind": kind, "bias": bias,
+                "points": draw(st.lists(st.lists(fin, min_size=d, max_size=d), min_size=n,
+                                        max_size=n)),
+                "labels": draw(st.lists(pm1, min_size=n, max_size=n))}
+    if kind == "generated":
+        gen = draw(st.sampled_from(["symmetric_separable", "orthogonal"]))
+        d = draw(st.integers(1, 8))
+        n = 2 * draw(st.integers(1, 6)) if gen == "symmetric_separable" else \
+            draw(st.integers(2, max(d, 2)))
+        return {"kind": kind, "bias": bias, "generator": gen, "n": n, "d": max(d, 1 if
+                gen == "symmetric_separable" else n), "margin": draw(st.floats(0, 2)),
+                "labels": draw(st.sampled_from(["sign", "real"]))}
     n, d = draw(st.integers(1, 5)), draw(st.integers(1, 4))
     return {"kind": kind, "bias": bias,
             "X": draw(st.lists(st.lists(fin, min_size=d, max_size=d), min_size=n, max_size=n)),

@@ -13,6 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from devtools.apptest import player_spec, players
+from dynamics.papers import PAPERS, Section, StudySection
+from dynamics.simulate import simulate
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -59,7 +61,8 @@ def test_overview_renders_example_and_scenarios():
     assert spec["frames"]["n"] == len(spec["frames"]["labels"]) > 10
     assert "width m = 24" in spec["layout"]["title"]["text"]
     labels = [b.label for b in at.button]
-    assert labels.count("Explorer") == 6 and labels.count("Paper") == 6
+    n = sum(len(p.showcases) for p in PAPERS.values())  # every paper's showcases
+    assert labels.count("Explorer") == n and labels.count("Paper") == n
     assert not at.toggle(key="view.presenter").value
 
 
@@ -73,20 +76,23 @@ def test_overview_presenter_flag_from_url():
     assert "view.presenter" not in at.query_params
 
 
-@pytest.mark.parametrize(("paper", "expect"), [
-    ("min", "exponential loss"), ("wang_ma", "ReLU"), ("chistikov", "square loss"),
-    ("boursier", "square loss")])
-def test_papers_sections_render(paper, expect):
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_papers_sections_render(paper):
+    """Each paper's page: its main figure, its note, then every section whose figure applies
+    to the preset run (the registry says which), and the claims table."""
     at = _open("app_pages/papers.py", {"paper": paper})
     assert not at.error
     titles = _titles(at)
-    assert titles and expect in titles[0]
-    if paper == "boursier":
-        assert len(titles) == 2 and "least-squares" in titles[1]
-    if paper == "wang_ma":
-        from dynamics.papers import PAPERS  # the paper's note is shown under its figure
-
-        assert any(PAPERS["wang_ma"].note[:40] in i.value for i in at.info)
+    p = PAPERS[paper]
+    preset = next(iter(p.presets(True).values()))
+    assert titles and f"width m = {preset.model.width}" in titles[0]
+    traj = simulate(preset)
+    for sec in p.sections:
+        if isinstance(sec, Section) and sec.figure is not None:
+            spec = sec.figure(traj, None)
+            assert (spec is None) or spec.title in titles, (sec.title, titles)
+    if p.note:  # the paper's note is shown under its figure
+        assert any(p.note[:40] in i.value for i in at.info)
     heads, rows = _claims(at, 0)  # this run's claims: verdict first
     assert heads[0] == "result" and rows
     for col in ("measured", "expected", "tolerance", "result"):
@@ -112,15 +118,17 @@ def test_papers_claims_table_on_click():
     heads, rows = _claims(at, -1)  # the check's table: the last one on the page
     assert {"claim", "measured", "expected", "tolerance", "result"} <= set(heads)
     assert {r for _c, r in rows} <= {"pass", "FAIL", "illustration"}
-    assert "wang_ma.four_phases" in {c for c, _r in rows}
+    assert any(c.startswith("wang_ma.four_phases[") for c, _r in rows)
 
 
 def test_papers_chistikov_table1_figure():
-    """Table 1 as a distribution: from the reproduction's file in reports/ when there is one,
-    else the quick grid through the service on a click."""
+    """Table 1 as a distribution (Chistikov et al.'s study section): from the reproduction's
+    file in reports/ when there is one, else the quick grid through the service on a click."""
     at = _open("app_pages/papers.py", {"paper": "chistikov"})
+    i = next(k for k, s in enumerate(PAPERS["chistikov"].sections)
+             if isinstance(s, StudySection))
     if not any("Table 1 as a distribution" in t for t in _titles(at)):
-        at.button(key="pp.table1.run").click().run()
+        at.button(key=f"pp.study.chistikov.{i}.run").click().run()
         assert not at.exception
     spec = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
             if "Table 1 as a distribution" in json.loads(c.proto.spec)["layout"]["title"]
@@ -137,3 +145,20 @@ def test_papers_bad_link_values_are_messages():
     at = _open("app_pages/papers.py", {"paper": "wang_ma", "wang_ma.angle": "999"})
     assert any("wang_ma.angle" in w.value for w in at.warning)
     assert _titles(at)
+
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_open_in_explorer_keeps_every_papers_preset(paper):
+    """What "Open in Explorer" writes for a paper's preset opens the Explorer on that very run
+    (data of any dimension included): no warning, the same width and data in its title."""
+    from ui.lesson import ExplorerView
+    from ui.state import explorer_binder
+
+    cfg = next(iter(PAPERS[paper].presets(True).values()))
+    params = explorer_binder().query(ExplorerView(), {"run": cfg})
+    at = _open("app_pages/explorer.py", params)
+    assert not at.error and not [w.value for w in at.warning if "ignored" in w.value]
+    titles = _titles(at)
+    assert titles and f"width m = {cfg.model.width}" in titles[0], titles
+    kept = explorer_binder().parse(dict(at.query_params)).configs["run"]
+    assert kept.data == cfg.data

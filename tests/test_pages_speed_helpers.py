@@ -22,19 +22,24 @@ TINY = {"model": {"width": 8}, "integrator": {"method": "gf", "t_end": 30.0},
 
 # ----------------------------------------------------------------------------- bench helpers
 def test_page_cases_cover_every_page_and_paper() -> None:
-    cases = bp.page_cases(["min", "boursier"])
-    assert [c.label for c in cases] == ["floor", "explorer", "overview", "papers:min",
-                                        "papers:boursier", "compare", "real_data"]
-    assert cases[1].path == "/" and cases[3].path == "/papers?paper=min"
+    from dynamics.papers import PAPERS
+
+    cases = bp.page_cases(PAPERS)
+    assert [c.label for c in cases] == ["floor", "explorer", "overview",
+                                        *(f"papers:{k}" for k in PAPERS), "compare",
+                                        "real_data"]
+    first = next(iter(PAPERS))
+    assert cases[1].path == "/" and cases[3].path == f"/papers?paper={first}"
 
 
 def test_select_by_label_or_group_and_rejects_unknown_names() -> None:
-    cases = bp.page_cases(["min", "boursier"])
+    a, b = "paper_a", "paper_b"  # any two names: the helper only formats them
+    cases = bp.page_cases([a, b])
     assert [c.label for c in bp.select(cases, "")] == [c.label for c in cases]
     assert [c.label for c in bp.select(cases, "floor")] == ["floor"]
-    assert [c.label for c in bp.select(cases, "papers")] == ["papers:min", "papers:boursier"]
-    assert [c.label for c in bp.select(cases, "compare, papers:min")] == ["papers:min",
-                                                                          "compare"]
+    assert [c.label for c in bp.select(cases, "papers")] == [f"papers:{a}", f"papers:{b}"]
+    assert [c.label for c in bp.select(cases, f"compare, papers:{a}")] == [f"papers:{a}",
+                                                                           "compare"]
     with pytest.raises(ValueError, match="nope"):
         bp.select(cases, "explorer,nope")
 

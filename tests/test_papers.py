@@ -1,25 +1,40 @@
-"""The paper registry: one interface, discovered modules, and everything the pages, the sweeps
-and the analysis take from it."""
+"""The paper registry: one interface, discovered modules, and everything the pages, the sweeps,
+the lessons and the analysis take from it. Every test iterates `PAPERS`: no list of papers
+exists outside the registry (a paper's own checks live in tests/test_paper_<key>.py)."""
 
 from __future__ import annotations
 
-import dataclasses
+import importlib
+import pkgutil
 
 import numpy as np
 import pytest
 
-from dynamics import papers, phases
-from dynamics.config import Config
-from dynamics.papers import PAPERS, Paper
+from dynamics import papers
+from dynamics.analysis import analyse
+from dynamics.config import Config, from_query
+from dynamics.figure_spec import FigureSpec
+from dynamics.papers import PAPERS, Paper, Published, Section, StudySection
+from dynamics.phases import DEFAULT_RULES
 from dynamics.simulate import simulate
 
+PRESETS = [(k, name, fast) for k, p in PAPERS.items() for fast in (True, False)
+           for name in p.presets(fast)]
 
-def test_registry_discovers_the_four_papers_in_order():
-    assert list(PAPERS) == ["min", "chistikov", "boursier", "wang_ma"]
+
+def test_registry_discovers_every_paper_module_in_order():
+    """Every module of dynamics/papers that defines PAPER is in the registry (found by
+    discovery, no list), sorted by `order`, keys unique."""
+    found = set()
+    for info in pkgutil.iter_modules(papers.__path__):
+        mod = importlib.import_module(f"dynamics.papers.{info.name}")
+        if isinstance(getattr(mod, "PAPER", None), Paper):
+            found.add(mod.PAPER.key)
+    assert found == set(PAPERS) and len(PAPERS) >= 2
     assert all(isinstance(p, Paper) and p.key == k for k, p in PAPERS.items())
     orders = [p.order for p in PAPERS.values()]
     assert orders == sorted(orders)
-    with pytest.raises(ValueError, match="choose from min, chistikov"):
+    with pytest.raises(ValueError, match="choose from " + ", ".join(PAPERS)):
         papers.get_paper("nobody")
 
 
@@ -27,89 +42,135 @@ def test_registry_discovers_the_four_papers_in_order():
 def test_every_paper_fills_the_interface(key):
     p = PAPERS[key]
     assert p.title and p.short and p.text and p.numbers
+    for name, num in p.numbers.items():  # published numbers are typed, with their source
+        assert isinstance(num, Published) and num.source, name
     for fast in (True, False):
         pre = p.presets(fast)
         assert pre and all(isinstance(c, Config) for c in pre.values())
+        assert all(p.applies_to(c) for c in pre.values())  # a paper applies to its presets
     for sc in p.showcases:  # the Overview's buttons open existing presets
         assert sc.preset in p.presets(True)
     for k in p.knobs:  # the default widget value gives a valid run
         cfg = next(iter(p.presets(True).values()))
         cfg.with_updates(p.knob_updates({k.key: k.default}))
-    fig = p.report_figure(True)
-    assert isinstance(fig.config, Config) and fig.panel_title
+    rf = p.report_figure(True)
+    assert isinstance(rf.config, Config) and callable(rf.figure)
     for c in p.comparisons.values():
         assert isinstance(c.a, Config) and isinstance(c.b, Config) and c.a != c.b
     for b in p.builtin_sweeps:
         assert b.build(True)["axes"]
+    for sec in p.sections:
+        assert isinstance(sec, Section | StudySection) and sec.title
+    assert all(isinstance(v, float) for v in p.tolerances.values())
 
 
-def test_knobs_keep_the_preset_or_set_a_field():
-    mn = PAPERS["min"]
-    assert mn.knob_updates({"eps": "preset", "width": 0, "gamma": -0.5}) == {}
-    assert mn.knob_updates({"eps": "1e-4", "width": 30, "gamma": 0.1}) == {
-        "init.scale": 1e-4, "model.width": 30, "model.gamma": 0.1}
-    ch = PAPERS["chistikov"]
-    assert ch.knob_updates({"log4_lambda": -4, "seed": 3}) == {"init.scale": 4.0**-4,
-                                                              "seed": 3}
-    wm = PAPERS["wang_ma"]
-    assert wm.knob_updates({"angle": 30, "std": "1e-4"}) == {"data.angle_deg": 30.0,
-                                                             "init.scale": 1e-4}
+@pytest.mark.parametrize("key", list(PAPERS))
+def test_every_preset_has_two_or_three_experiments_tied_to_claims(key):
+    """'Try this' experiments: 2–3 per preset, each a valid change of its preset, saying in
+    words what to look for; the claim it illustrates is one of the paper's claim names."""
+    p = PAPERS[key]
+    assert set(p.experiments) == set(p.presets(True))
+    prefix = f"{key}."
+    for name, exps in p.experiments.items():
+        assert 2 <= len(exps) <= 3, name
+        base = p.presets(True)[name]
+        for e in exps:
+            changed = e.apply(base)
+            assert changed != base, (name, e.key)
+            assert len(e.look_for) > 40 and e.label, (name, e.key)
+            assert e.claim.startswith(prefix), (name, e.key, e.claim)
 
 
-def test_builtin_sweeps_come_from_the_papers():
+def test_summaries_are_owned_once():
     from dynamics import sweeps
 
-    owners = {b.name: k for k, p in PAPERS.items() for b in p.builtin_sweeps}
-    assert list(sweeps.BUILTINS) == list(owners)
-    assert owners["trap_probability"] == "boursier" and owners["alignment_vs_mu"] == "min"
+    names = [s.name for p in PAPERS.values() for s in p.summaries]
+    assert len(names) == len(set(names))
+    assert set(names) <= set(sweeps.SUMMARIES)
+    owners = [b.name for p in PAPERS.values() for b in p.builtin_sweeps]
+    assert list(sweeps.BUILTINS) == owners
 
 
-def _toy_run() -> object:
-    toy = Config().with_updates({"model.width": 20, "record.frames": 30})
-    return simulate(toy)
+@pytest.mark.parametrize(("key", "name", "fast"), PRESETS)
+def test_every_preset_survives_a_link_a_lesson_and_open_in_explorer(key, name, fast):
+    """No preset loses its data (or anything else) in a link: URL query → Config equals the
+    preset; through the Explorer's binder (what "Open in Explorer" writes and the Explorer
+    reads); and as a lesson scenario (the Explorer's link relative to the scenario)."""
+    from ui.lesson import ExplorerView, base_config, scenarios
+    from ui.state import explorer_binder
+
+    cfg = PAPERS[key].presets(fast)[name]
+    assert from_query(cfg.to_query()) == cfg
+    b = explorer_binder()
+    assert b.parse(b.query(ExplorerView(), {"run": cfg})).configs["run"] == cfg
+    if fast:  # lessons use the fast presets
+        sc = scenarios()[f"{key}.{name}"]
+        view = ExplorerView(scenario=sc.key)
+        assert base_config(view) == cfg
+        moved = cfg.with_updates({"seed": cfg.seed + 1})
+        got = b.parse(b.query(view, {"run": moved}))
+        assert got.configs["run"] == moved and not got.warnings
 
 
-def test_one_cone_time_rule_for_claims_and_sweeps():
-    """`phases.cone_time` is "from this frame to the end, every neuron dead or in its cone";
-    the sweep summary t_cone is the same number (NaN for None)."""
-    from dynamics.sweeps import summarise
-
-    tr = _toy_run()
-    ok = phases.cone_frames(tr)
-    t_c = phases.cone_time(tr)
-    assert ok[-1] and t_c is not None
-    k = int(np.searchsorted(tr.t, t_c))
-    assert ok[k:].all() and (k == 0 or not ok[k - 1])
-    assert summarise(tr, record=("t_cone",))["t_cone"] == t_c
-    # a frame that passes but is followed by one that fails does not count
-    assert not ok[0]
-
-
-def test_cone_time_uses_the_full_w_when_no_activation_pattern():
-    """Without a recorded activation pattern the rule reads ⟨w_j, x_i⟩ > 0 from the full W
-    (same answer); with neither, no frame can be confirmed."""
-    tr = _toy_run()
-    assert tr.active is not None
-    expect = phases.cone_time(tr)
-    assert phases.cone_time(dataclasses.replace(tr, active=None)) == expect
-    none = dataclasses.replace(tr, active=None, W=tr.W[:0], W_frames=tr.W_frames[:0])
-    assert phases.cone_time(none) is None
-
-
-def test_analysis_takes_each_papers_annotations():
-    from dynamics.analysis import analyse
-
-    tr = simulate(PAPERS["boursier"].presets(True)["three_point_balanced"].with_updates(
-        {"integrator.t_end": 300.0, "model.width": 40}))
+@pytest.mark.parametrize("key", list(PAPERS))
+def test_a_paper_overlays_only_what_applies(key):
+    """`applies_to` gates a paper's overlay and run claims: for the first preset, analyse()
+    carries exactly that paper's overlay (its notes attributed to it); for a run the paper does
+    not apply to, the overlay is empty and there are no run claims."""
+    p = PAPERS[key]
+    cfg = next(iter(p.presets(True).values()))
+    small = cfg.with_updates({"model.width": min(cfg.model.width, 30),
+                              "integrator.t_end": min(cfg.integrator.t_end, 30.0),
+                              "record.frames": 20, "record.t_first": None})
+    tr = simulate(small)
+    own = p.overlay(tr, DEFAULT_RULES)
     an = analyse(tr)
-    assert any(p.name == "OLS plateau" for p in an.phases)
-    assert any(d.name == "OLS direction" for d in an.directions)
-    toy = analyse(_toy_run())
-    names = [d.name for d in toy.directions]
-    assert names.index("x₊") < names.index("x₋")
-    # the default run has the square loss: Min et al.'s theorem does not apply, a note says so
-    assert not any(m.name == "Min et al. T bound" for m in toy.markers)
-    assert any(n.startswith("Min et al.") and "square" in n for n in toy.notes)
-    # their toy preset (exponential loss, balanced, μ > 0, ReLU) gets the T bound
-    mn = analyse(simulate(PAPERS["min"].presets(True)["toy_2d_alpha1e-6"]))
-    assert any(m.name == "Min et al. T bound" and m.source == "predicted" for m in mn.markers)
+    assert an.notes_of(key) == tuple(own.notes)
+    for ph in own.phases:
+        assert ph in an.phases
+    for m in own.markers:
+        assert m in an.markers
+    for d in own.directions:
+        assert any(x.name == d.name and np.array_equal(x.vector, d.vector)
+                   for x in an.directions)
+    others = [c for q in PAPERS.values() for c in q.presets(True).values()
+              if not p.applies_to(c)]
+    if others:
+        o = others[0].with_updates({"model.width": 10, "integrator.t_end": 5.0,
+                                    "record.frames": 10, "record.t_first": None})
+        if o.integrator.method == "gd":
+            o = o.with_updates({"integrator.t_end": 200 * o.integrator.lr})
+        tro = simulate(o)
+        empty = p.overlay(tro, DEFAULT_RULES)
+        assert not (empty.phases or empty.markers or empty.directions or empty.notes)
+        assert p.run_claims(tro) == [] and key not in {k for k, _ in analyse(tro).paper_notes}
+
+
+@pytest.mark.parametrize("key", list(PAPERS))
+def test_sections_are_figures_as_data(key):
+    """A paper's page sections give declarative figures (or None for a run they cannot
+    draw); the one renderer draws each."""
+    from viz.paper_figures import render
+
+    p = PAPERS[key]
+    cfg = next(iter(p.presets(True).values()))
+    tr = simulate(cfg.with_updates({"record.frames": 20}))
+    for sec in p.sections:
+        if isinstance(sec, Section) and sec.figure is not None:
+            spec = sec.figure(tr, None)
+            if spec is not None:
+                assert isinstance(spec, FigureSpec) and spec.panels
+                fig = render(spec)
+                assert len(fig.data) == sum(1 for s in spec.series()
+                                            if type(s).__name__ != "Rule")
+
+
+def test_run_names_say_which_run_a_claim_got():
+    """A claim names the run it got: the preset's name for a preset, else the nearest preset
+    and what differs — never another preset's name."""
+    for p in PAPERS.values():
+        name, cfg = next(iter(p.presets(True).items()))
+        assert p.run_name(cfg) == name
+        other = cfg.with_updates({"seed": cfg.seed + 7})
+        got = p.run_name(other)
+        assert got != name and got.startswith(name) and "seed = " in got

@@ -8,6 +8,7 @@ import pytest
 from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
 from dynamics.analysis import analyse
 from dynamics.config import Config
+from dynamics.papers import PAPERS
 from dynamics.simulate import simulate
 from viz.export import standalone_html
 from viz.main_figure import main_figure
@@ -20,8 +21,8 @@ SIDEBAR_VISIBLE_JS = """() => {
   const r = s.getBoundingClientRect();
   return getComputedStyle(s).display !== 'none' && r.width > 0 && r.height > 0;
 }"""
-PAGES = [("overview", "overview"), ("explorer", ""), ("papers", "papers?paper=chistikov"),
-         ("papers_boursier", "papers?paper=boursier")]
+PAGES = [("overview", "overview"), ("explorer", ""),
+         *((f"papers_{k}", f"papers?paper={k}") for k in PAPERS)]  # every paper
 
 
 def _open(page, url: str) -> list[dict]:

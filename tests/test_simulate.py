@@ -62,6 +62,22 @@ def test_data_kinds_follow_their_definitions() -> None:
     assert dg.X.shape[1] == 64 and np.allclose(dg.X.mean(axis=0), 0, atol=1e-12)
     tp = build_dataset(Config().with_updates({"data.kind": "three_point"}))
     assert np.allclose(tp.X, [[-0.75, 1], [-0.5, 1], [0.125, 1]])
+    # any dimension: explicit coordinates, or a named generator with its parameters
+    v = build_dataset(Config().with_updates({"data.kind": "vectors", "data.points":
+                                             [[1, 2, 3, 4], [0, -1, 0, 2]],
+                                             "data.labels": [1, -1]}))
+    assert v.X.shape == (2, 4) and np.array_equal(v.X[1], [0, -1, 0, 2])
+    sym = build_dataset(Config().with_updates({"data.kind": "generated", "data.n": 12,
+                                               "data.d": 6, "data.margin": 0.3}))
+    u = sym.directions["u (generator)"]
+    assert np.array_equal(sym.X[6:], -sym.X[:6]) and np.array_equal(sym.y[6:], -sym.y[:6])
+    assert np.all(sym.y * (sym.X @ u) >= 0.3 - 1e-12)  # separable through 0, margin kept
+    orth = build_dataset(Config().with_updates({
+        "data.kind": "generated", "data.generator": "orthogonal", "data.n": 5, "data.d": 7,
+        "data.labels": "real", "loss.kind": "square"}))
+    G = orth.X @ orth.X.T
+    assert np.abs(G - np.diag(np.diag(G))).max() < 1e-12 and not orth.classification
+    assert list(np.sign(orth.y)) == [1, -1, 1, -1, 1]
     # x₊ and x₋ are sums (Min et al.), not means
     p = build_dataset(Config())
     assert np.allclose(p.directions["x₊"], p.X[p.y > 0].sum(axis=0))

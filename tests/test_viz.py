@@ -12,6 +12,7 @@ import pytest
 from dynamics.annotations import Analysis, Direction, Phase, TimeMarker
 from dynamics.config import Config
 from dynamics.papers import ReportFigure
+from dynamics.papers.base import loss_and_series
 from dynamics.simulate import simulate
 from viz.animation import AnimatedFigure
 from viz.arrays import as_array
@@ -329,11 +330,13 @@ def test_plotly_config_is_shared_and_copied():
 def test_report_figure_draws_loss_series_and_markers(traj):
     an = Analysis(markers=(TimeMarker("T₁", 3.0, "predicted"),
                            TimeMarker("fit", 20.0, "detected")))
-    spec = ReportFigure(traj.config, "stable rank",
-                        lambda tr: {"stable_rank": np.asarray(tr.frame_metrics["stable_rank"])})
+    spec = ReportFigure(traj.config, loss_and_series(
+        "min", "stable rank",
+        lambda tr: {"stable_rank": np.asarray(tr.frame_metrics["stable_rank"])}))
     fig = report_figure("min", traj, an, spec=spec)
     assert [t.name for t in fig.data] == ["loss", "stable_rank"]
     assert fig.layout.annotations[1].text == "stable rank"
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type == "linear"
     dashes = sorted(s.line.dash for s in fig.layout.shapes)
     assert dashes == ["dash", "dash", "solid", "solid"]  # each marker on both panels
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"

@@ -315,6 +315,23 @@ def _data_controls(p: _Panel) -> None:
         p.number("data.n_per_class", to_widget=lambda v: 0 if v is None else v,
                  from_widget=_none_if_zero)
         p.widget("data.centre")
+    elif kind == "vectors":  # coordinates as given (a link, a paper's preset): kept whole
+        dims = {len(r) for r in d["points"]}
+        st.caption(f"{len(d['points'])} points in R^{max(dims, default=0)}, given by their "
+                   "coordinates (they come with the link or a paper's preset).")
+        p.values["data.points"], p.values["data.labels"] = d["points"], d["labels"]
+        p.slot("data.points")
+        p.slot("data.labels")
+    elif kind == "generated":
+        p.widget("data.generator")
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            p.number("data.n")
+        with c2:
+            p.number("data.d")
+        with c3:
+            p.number("data.margin")
+        p.widget("data.labels")
     else:
         _upload_controls(p, d)
     p.widget("data.bias")

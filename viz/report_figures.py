@@ -1,11 +1,11 @@
-"""The per-paper PNGs of the reproduction report: for each paper, one run's loss (left) and a
-key quantity (right) against time on log axes, with the analysis' time markers (dashed:
-predicted, solid: detected).
+"""The per-paper PNGs of the reproduction report: for each paper, its report figure (a
+declarative `dynamics.figure_spec.FigureSpec`, usually one run's loss beside a key quantity on
+log axes with the analysis' time markers) drawn by `viz.paper_figures.render`.
 
     python -m viz.report_figures [paper] [--fast | --full] [--out reports]
 
 writes `<out>/<paper>.png` (the files `reports/reproduce_*.md` link to). Each paper names the
-run and the quantity (`dynamics.papers.ReportFigure`); this module only draws. PNGs go through
+run and the figure (`dynamics.papers.ReportFigure`); this module only draws. PNGs go through
 plotly + kaleido driving a headless Chromium (BROWSER_PATH, default /usr/bin/chromium) — set
 here, never in the library.
 """
@@ -18,9 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dynamics.analysis import analyse
 from dynamics.annotations import Analysis
@@ -30,34 +28,24 @@ from dynamics.simulate import simulate
 from dynamics.trajectory import Trajectory
 
 from .export import chromium_path
+from .paper_figures import render
 
 DEFAULT_BROWSER = "/usr/bin/chromium"
 WIDTH, HEIGHT = 1000, 380
 
 
 def report_spec(paper: str, fast: bool = True) -> ReportFigure:
-    """The paper's report figure: its run's Config, the right panel's title and series."""
+    """The paper's report figure: its run's Config and how to build the figure from it."""
     return get_paper(paper).report_figure(fast)
 
 
 def report_figure(paper: str, traj: Trajectory, analysis: Analysis | None, *,
                   spec: ReportFigure | None = None) -> go.Figure:
-    """Loss and the paper's key quantity against t (log axes; t = 0 drawn at t₁/2), with the
-    analysis' markers on both panels. `spec` defaults to `report_spec(paper)`."""
+    """The paper's report figure for this run (`spec` defaults to `report_spec(paper)`),
+    rendered at the report's size."""
     spec = spec or report_spec(paper)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("loss", spec.panel_title))
-    t = np.maximum(traj.t, traj.t[1] * 0.5)
-    fig.add_trace(go.Scatter(x=t, y=traj.loss, name="loss"), 1, 1)
-    for name, values in spec.series(traj).items():
-        fig.add_trace(go.Scatter(x=t, y=values, name=name), 1, 2)
-    for m in analysis.markers if analysis is not None else ():
-        for col in (1, 2):
-            fig.add_vline(x=m.time, line_dash="dash" if m.source == "predicted" else "solid",
-                          line_width=1, row=1, col=col)
-    fig.update_xaxes(type="log", title="t")
-    fig.update_yaxes(type="log", row=1, col=1)
-    fig.update_layout(width=WIDTH, height=HEIGHT,
-                      title=f"{paper}: {traj.config.data.kind}")
+    fig = render(spec.figure(traj, analysis), height=HEIGHT)
+    fig.update_layout(width=WIDTH)
     return fig
 
 

@@ -29,11 +29,13 @@ from .query import config_from_query, field_error, from_query, to_query
 from .sections import (
     DATA_CLASSES,
     DATA_KINDS,
+    GENERATORS,
     LOSSES,
     ArrayData,
     ClustersData,
     DataConfig,
     DigitsData,
+    GeneratedData,
     InitConfig,
     IntegratorConfig,
     LossConfig,
@@ -43,11 +45,13 @@ from .sections import (
     TeacherData,
     ThreePointData,
     TwoSignalsData,
+    VectorsData,
 )
 
 __all__ = [
     "DATA_CLASSES",
     "DATA_KINDS",
+    "GENERATORS",
     "GF_MIN_STEPS",
     "LOSSES",
     "NUMERICS_VERSION",
@@ -57,6 +61,7 @@ __all__ = [
     "ConfigError",
     "DataConfig",
     "DigitsData",
+    "GeneratedData",
     "InitConfig",
     "IntegratorConfig",
     "LossConfig",
@@ -66,6 +71,7 @@ __all__ = [
     "TeacherData",
     "ThreePointData",
     "TwoSignalsData",
+    "VectorsData",
     "array_digest",
     "config_from_query",
     "cross_field_errors",

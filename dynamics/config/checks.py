@@ -46,6 +46,8 @@ def labels_are_pm1(data: Any) -> bool:
         return True
     if data.kind in ("teacher", "three_point"):
         return False
+    if data.kind == "generated":
+        return data.generator == "symmetric_separable" or data.labels == "sign"
     labels = data.y if data.kind == "array" else data.labels
     return len(labels) > 0 and all(v in (-1.0, 1.0) for v in labels)
 
@@ -66,6 +68,10 @@ def data_shape(data: Any) -> tuple[int, int]:
         n, d = len(data.x), 1
     elif k == "digits":
         n, d = 2 * (data.n_per_class or 180), 64
+    elif k == "vectors":
+        n, d = len(data.points), (len(data.points[0]) if data.points else 0)
+    elif k == "generated":
+        n, d = data.n, data.d
     else:
         n, d = len(data.y), (data.X.shape[1] if data.X.ndim == 2 else 0)
     return n, d + b
@@ -100,6 +106,27 @@ def cross_field_errors(c: Run) -> list[tuple[str, str]]:
     elif data.kind == "digits":
         if data.classes[0] == data.classes[1]:
             errs.append(("data.classes", "pick two different digit classes"))
+    elif data.kind == "vectors":
+        dims = sorted({len(p) for p in data.points})
+        if not data.points:
+            errs.append(("data.points", "give at least one point"))
+        elif dims[0] == 0:
+            errs.append(("data.points", "a point has no coordinates; give each at least one"))
+        elif len(dims) > 1:
+            errs.append(("data.points", f"every point needs the same number of coordinates; "
+                         f"got rows of {', '.join(map(str, dims))}"))
+        if len(data.labels) != len(data.points):
+            errs.append(("data.labels", f"one label per point: {len(data.points)} points but "
+                         f"{len(data.labels)} labels"))
+    elif data.kind == "generated":
+        if data.generator == "symmetric_separable" and data.n % 2:
+            errs.append(("data.n", f"symmetric data come in pairs (x, −x): make n even (got "
+                         f"{data.n})"))
+        if data.generator == "orthogonal" and data.n > data.d:
+            errs.append(("data.n", f"at most d = {data.d} inputs of R^{data.d} are pairwise "
+                         f"orthogonal: lower data.n to {data.d} or raise data.d to {data.n}"))
+        if data.d > lim.max_dim:
+            errs.append(("data.d", over_limit(lim, "max_dim", data.d, "input dimensions")))
     elif data.kind == "array":
         if len(data.y) == 0:
             errs.append(("data.y", "the data has no rows"))

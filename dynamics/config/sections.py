@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from .arrays import FloatMatrix, FloatVector, array_digest, frozen, same_array
 
 LOSSES = ("square", "logistic", "exponential")
-DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "digits", "array")
+DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "digits", "vectors",
+              "generated", "array")
+GENERATORS = ("symmetric_separable", "orthogonal")
 
 
 class Section(BaseModel):
@@ -98,6 +100,37 @@ class DigitsData(_DataBase):
     centre: bool = True
 
 
+class VectorsData(_DataBase):
+    """Points of any dimension given by their coordinates, one row per point, with a label
+    each: an explicit dataset held in the configuration, so a link carries it (unlike an
+    upload). In a URL: `data.points=[[1,0,0],[0,1,0]]&data.labels=1,-1`."""
+
+    kind: Literal["vectors"] = "vectors"
+    points: tuple[tuple[Finite, ...], ...] = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+                                              (0.0, 0.0, 1.0))
+    labels: tuple[Finite, ...] = (1.0, -1.0, 1.0)
+
+
+class GeneratedData(_DataBase):
+    """Points of any dimension drawn by a named generator with its parameters (from the run's
+    seed, so a link that names them rebuilds the same points):
+
+    * `symmetric_separable`: n/2 points x = z + sign(⟨u, z⟩)·margin·u, z ~ N(0, I_d), labelled
+      y = sign⟨u, x⟩ for a random unit vector u (so |⟨u, x⟩| ≥ margin: linearly separable
+      through the origin), and their mirror images (−x, −y): symmetric data.
+    * `orthogonal`: n ≤ d pairwise orthogonal inputs x_k = r_k q_k (q_k orthonormal columns of a
+      random rotation, r_k uniform in [0.5, 1.5]); labels with alternating signs (first +),
+      magnitudes uniform in [0.2, 1] (`labels` "real") or ±1 ("sign").
+    """
+
+    kind: Literal["generated"] = "generated"
+    generator: Literal["symmetric_separable", "orthogonal"] = "symmetric_separable"
+    n: Annotated[int, Field(ge=2)] = 20
+    d: Annotated[int, Field(ge=1)] = 5
+    margin: NonNeg = 0.1
+    labels: Literal["sign", "real"] = "sign"
+
+
 class ArrayData(_DataBase):
     """Data given directly (uploads): rows of X (n × d) and their labels y (n), held as
     read-only float64 arrays; equal when their bits are equal."""
@@ -118,13 +151,13 @@ class ArrayData(_DataBase):
 
 DataConfig = Annotated[
     Union[PointsData, ClustersData, TwoSignalsData, TeacherData, ThreePointData, DigitsData,  # noqa: UP007
-          ArrayData],
+          VectorsData, GeneratedData, ArrayData],
     Field(discriminator="kind"),
 ]
 DATA_CLASSES: dict[str, type[_DataBase]] = {
     "points": PointsData, "clusters": ClustersData, "two_signals": TwoSignalsData,
     "teacher": TeacherData, "three_point": ThreePointData, "digits": DigitsData,
-    "array": ArrayData,
+    "vectors": VectorsData, "generated": GeneratedData, "array": ArrayData,
 }
 
 

@@ -1,9 +1,10 @@
 """One module per paper, behind one interface (`Paper`, in `base.py`); the registry `PAPERS`.
 
 Each ``dynamics/papers/<key>.py`` that defines a module-level ``PAPER`` is found here by
-discovery and sorted by `Paper.order`: adding a fifth paper is adding one file. The Papers,
-Overview, Compare and Sweeps pages, `analysis.analyse`, the sweep built-ins and
-``python -m dynamics reproduce`` all iterate `PAPERS`.
+discovery and sorted by `Paper.order`: adding a paper is adding one file (and its test file).
+The Papers, Overview, Compare and Sweeps pages, the lessons, `analysis.analyse`, the sweep
+built-ins and summaries, and ``python -m dynamics reproduce`` (`dynamics.reproduce`) all
+iterate `PAPERS`; no other list of papers exists.
 """
 
 from __future__ import annotations
@@ -13,20 +14,29 @@ import pkgutil
 
 from ..trajectory import Trajectory
 from .base import (
-    Annotations,
     BuiltinSweep,
     Comparison,
     Knob,
     Paper,
+    PaperOverlay,
+    Published,
     ReportFigure,
     Run,
+    Section,
     Showcase,
+    StudySection,
+    Summary,
+    Tolerances,
     dataset_view,
     default_run,
+    gate,
+    run_label,
+    run_name,
 )
 from .claims import Claim, claims_json, claims_markdown
+from .experiments import Experiment, Times
 
-_HELPERS = {"base", "claims", "reproduce"}  # modules of this package that are not papers
+_HELPERS = {"base", "claims", "experiments"}  # modules of this package that are not papers
 
 
 def _discover() -> dict[str, Paper]:
@@ -62,11 +72,14 @@ def check_claims(paper: str, fast: bool = True, run: Run | None = None) -> list[
 
 
 def claims_for_run(traj: Trajectory, paper: str) -> list[Claim]:
-    """Quick checks of a paper's claim on *this* run (current knobs), from the recorded
-    trajectory and the theory's formulas; no extra runs."""
-    return get_paper(paper).claims_for_run(traj)
+    """Quick checks of a paper's claims on *this* run (current knobs), from the recorded
+    trajectory and the theory's formulas; no extra runs; none when the paper does not apply
+    to the run."""
+    return get_paper(paper).run_claims(traj)
 
 
-__all__ = ["PAPERS", "Annotations", "BuiltinSweep", "Claim", "Comparison", "Knob", "Paper",
-           "ReportFigure", "Run", "Showcase", "check_claims", "claims_for_run", "claims_json",
-           "claims_markdown", "dataset_view", "default_run", "get_paper"]
+__all__ = ["PAPERS", "BuiltinSweep", "Claim", "Comparison", "Experiment", "Knob", "Paper",
+           "PaperOverlay", "Published", "ReportFigure", "Run", "Section", "Showcase",
+           "StudySection", "Summary", "Times", "Tolerances", "check_claims", "claims_for_run",
+           "claims_json", "claims_markdown", "dataset_view", "default_run", "gate",
+           "get_paper", "run_label", "run_name"]

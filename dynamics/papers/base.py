@@ -1,34 +1,47 @@
 """The one interface every paper module fills in: `Paper` and the small records it holds.
 
 A paper module (`dynamics/papers/<key>.py`) defines a module-level ``PAPER = Paper(...)``;
-`dynamics.papers` finds it (no list to edit). Everything here is plain data or a pure function
-of a Config/Trajectory: no Streamlit, no figures. Pages render `Knob`s, `Showcase`s and
-`Comparison`s as widgets; `viz` draws `ReportFigure`s; `dynamics.sweeps` runs `BuiltinSweep`s.
+`dynamics.papers` finds it (no list to edit). A paper owns everything about itself: where it
+applies (`applies_to`), its theory and phase rules (called from its `annotate`, which
+receives its own `tolerances`), its claims (each gating its theorem's hypotheses), the
+quantities its sweeps record (`summaries`), its figures — as data (`dynamics.figure_spec`),
+drawn by one renderer in viz — the sections of its page, its presets, experiments and
+published numbers. Everything here is plain data or a pure function of a Config/Trajectory:
+no Streamlit, no plotting.
+
+Imports go one way: papers use the library below them (config, data, simulate, theory,
+phases, readouts, metrics); `analysis`, `sweeps`, `reproduce` and the pages use papers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
 from .. import theory
-from ..annotations import Direction, Phase, TimeMarker
+from ..annotations import Analysis, Direction, Phase, TimeMarker
 from ..config import Config
+from ..figure_spec import Axis, FigureSpec, Line, Panel, Role, Rule
 from ..phases import PhaseRules
+from ..simulate import simulate
 from ..trajectory import Trajectory
 from .claims import Claim
+from .experiments import Experiment
 
 Run = Callable[[Config], Trajectory]
 """How claims get their runs: `simulate` by default, the cached service on the pages."""
 
+Tolerances = Mapping[str, float]
+"""A paper's own thresholds for its overlays (e.g. Boursier & Flammarion's OLS-level
+tolerance), by name; `analysis.analyse` passes each paper its own."""
+
 
 def default_run(config: Config) -> Trajectory:
-    """`simulate(config)` (imported on first use: the kernels load only when a claim runs)."""
-    from ..simulate import simulate
-
+    """`simulate(config)`: the uncached run."""
     return simulate(config)
 
 
@@ -39,11 +52,67 @@ def dataset_view(traj: Trajectory) -> theory.Dataset:
 
 
 def run_label(config: Config) -> str:
-    """How a run was integrated, for `Claim.integrator`: "gf rtol 1e-08" or "gd η = 0.002"."""
+    """How a run was integrated, for `Claim.integrator`: "gf rtol 1e-08" or "gd η = 0.002".
+    The one spelling: papers never write their own."""
     i = config.integrator
     if i.method == "gd":
         return f"gd η = {i.lr:g}"
     return f"gf rtol {i.rtol:g}" + (f", atol {i.atol:g}" if i.atol is not None else "")
+
+
+def _flat(config: Config) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+
+    def walk(d: Mapping[str, Any], prefix: str) -> None:
+        for k, v in d.items():
+            if isinstance(v, Mapping):
+                walk(v, f"{prefix}{k}.")
+            else:
+                out[f"{prefix}{k}"] = v
+    walk(config.to_dict(), "")
+    return out
+
+
+def run_name(presets: Callable[[bool], Mapping[str, Config]], config: Config) -> str:
+    """The name a claim gives the run it got: the preset's name when `config` is one of the
+    paper's presets (fast or full form), else the nearest preset and what differs from it
+    ("toy_2d, model.gamma = 0.2"), so a claim never calls itself by a preset it did not
+    run."""
+    best: tuple[int, str, list[str]] | None = None
+    flat = _flat(config)
+    for fast in (True, False):
+        for name, c in presets(fast).items():
+            if c == config:
+                return name
+            ref = _flat(c)
+            diff = [k for k in sorted(set(flat) | set(ref)) if flat.get(k) != ref.get(k)]
+            if best is None or len(diff) < best[0]:
+                best = (len(diff), name, diff)
+    if best is None:
+        return "custom run"
+    _, name, diff = best
+    shown = [f"{k} = {_short(flat.get(k))}" for k in diff if not k.startswith("data.")][:3]
+    if any(k.startswith("data.") for k in diff):
+        shown.insert(0, "other data")
+    more = "" if len(diff) <= len(shown) else ", …"
+    return f"{name}, " + ", ".join(shown) + more
+
+
+def _short(v: Any) -> str:
+    s = f"{v:g}" if isinstance(v, float) else str(v)
+    return s if len(s) <= 24 else s[:21] + "..."
+
+
+def gate(claim: Claim, failures: Sequence[str]) -> Claim:
+    """A claim outside its theorem's hypotheses becomes an illustration naming the failing
+    assumption(s): the measurement is kept, the verdict is None (not counted, never a
+    pass)."""
+    if not failures:
+        return claim
+    why = "outside the theorem's hypotheses: " + "; ".join(failures)
+    claim.passed = None
+    claim.details = why + (". " + claim.details if claim.details else "")
+    return claim
 
 
 def full_w(traj: Trajectory, frame: int) -> np.ndarray:
@@ -54,10 +123,23 @@ def full_w(traj: Trajectory, frame: int) -> np.ndarray:
     return W
 
 
+# ----------------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class Published:
+    """A number a paper states (or one derived for it): its `value`, where it comes from
+    (`source`: "Table 1, Appendix H", "Figure 5", "abstract") and on what basis (`basis`:
+    paper, derived — computed here from the paper's setting —, reviews, secondary)."""
+
+    value: Any
+    source: str
+    basis: Literal["paper", "derived", "reviews", "secondary"] = "paper"
+
+
 @dataclass
-class Annotations:
-    """What a paper adds to `analysis.analyse` for one trajectory (appended in registry order
-    after the generic phases, markers and extremal directions)."""
+class PaperOverlay:
+    """What one paper adds to a run's analysis (`Paper.annotate`): phases, time markers and
+    directions to draw, and notes (appended in registry order after the generic ones; the
+    page shows a paper's notes under its figure)."""
 
     phases: list[Phase] = field(default_factory=list)
     markers: list[TimeMarker] = field(default_factory=list)
@@ -127,15 +209,86 @@ class BuiltinSweep:
     prefetch_claims: bool = False
 
 
+SummaryValue = float | bool | str | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A per-run quantity a paper's sweeps record (one column of a sweep's table):
+    `compute(traj, detected, options)` from the trajectory, the detected phases (generic and
+    every applicable paper's; only read when `needs_phases`) and the sweep's options
+    (`trap_tol`, `trap_threshold`, …); NaN/None where it does not apply."""
+
+    name: str
+    description: str
+    compute: Callable[[Trajectory, Sequence[Phase], Mapping[str, Any]], SummaryValue]
+    needs_phases: bool = False
+
+
 @dataclass(frozen=True)
 class ReportFigure:
-    """The figure `python -m viz.report_figures` draws for the paper: the run of `config`, its
-    loss on the left and `series(trajectory)` (name → values per frame) on the right under
-    `panel_title`, with the analysis' markers."""
+    """The figure `python -m viz.report_figures` draws for the paper: the run of `config`
+    and `figure(trajectory, analysis)`, a declarative figure (`loss_and_series` gives the
+    common loss-beside-a-quantity form)."""
 
     config: Config
-    panel_title: str
-    series: Callable[[Trajectory], dict[str, np.ndarray]]
+    figure: Callable[[Trajectory, Analysis | None], FigureSpec]
+
+
+def _time(traj: Trajectory) -> np.ndarray:
+    # t = 0 cannot sit on a log axis: drawn at half the first recorded time
+    return np.maximum(np.asarray(traj.t, float), float(traj.t[1]) * 0.5)
+
+
+def loss_and_series(title: str, panel_title: str,
+                    series: Callable[[Trajectory], Mapping[str, np.ndarray]]
+                    ) -> Callable[[Trajectory, Analysis | None], FigureSpec]:
+    """A report figure builder: the loss (left) and `series(traj)` (right) against t on log
+    axes, with the analysis' time markers (dashed: predicted; solid: detected)."""
+
+    def build(traj: Trajectory, analysis: Analysis | None) -> FigureSpec:
+        t = _time(traj)
+        rules = tuple(Rule(m.time, "x", m.name, "theory" if m.source == "predicted" else "ink",
+                           "dash" if m.source == "predicted" else "solid")
+                      for m in (analysis.markers if analysis is not None else ()))
+        loss = Panel("loss", Axis("t", "log"), Axis("loss", "log"),
+                     (Line(t, traj.loss, "loss", "ink"), *rules))
+        roles: tuple[Role, ...] = ("positive", "negative", "accent", "neutral")
+        lines = tuple(Line(t, v, k, roles[i % 4], "solid" if i < 4 else "dash")
+                      for i, (k, v) in enumerate(series(traj).items()))
+        right = Panel(panel_title, Axis("t", "log"), Axis(panel_title), (*lines, *rules))
+        return FigureSpec(f"{title}: {traj.config.data.kind}", (loss, right))
+    return build
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block of the paper's page under its main figure: a heading, Markdown text and,
+    optionally, a figure built from the run on screen (`figure(traj, analysis)`; None when
+    the run is not one it can draw, e.g. other data)."""
+
+    title: str
+    text: str = ""
+    figure: Callable[[Trajectory, Analysis | None], FigureSpec | None] | None = None
+
+
+@dataclass(frozen=True)
+class StudySection:
+    """A figure of many runs on the paper's page (e.g. a published table reproduced per
+    seed): `load(directory)` reads it from the files ``python -m dynamics reproduce`` wrote
+    (None: none there); otherwise `compute(run)` makes a quick version, behind a button
+    labelled `button` (`cost` says what pressing it costs)."""
+
+    title: str
+    text: str
+    load: Callable[[Path], FigureSpec | None]
+    compute: Callable[[Run], FigureSpec]
+    button: str
+    cost: str = ""
+
+
+def always(_config: Config) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -143,9 +296,14 @@ class Paper:
     """Everything the library and the pages know about one paper.
 
     `order` sorts the registry (pages, reports, analysis); `text` is the page's Markdown
-    statement of the claim; `note` an extra remark shown under the paper's figure ("" none);
-    `artifacts` data files the reproduction writes for the pages (e.g. Chistikov et al.'s
-    per-seed Table 1), computed from the same (cached) runs as the claims.
+    statement of the claim; `note` an extra remark shown under the paper's figure ("" none).
+    `applies_to(config)`: whether the paper has anything to add to a run of that config
+    (`annotate` and `claims_for_run` are only called then). `annotate(traj, rules,
+    tolerances)` receives the paper's own `tolerances` (overridable per call of
+    `analysis.analyse`). `numbers`: the published (or derived) numbers the claims compare
+    with, each with its source. `experiments`: per preset, the "try this" changes the pages
+    offer as buttons. `artifacts`: data files the reproduction writes for the pages,
+    computed from the same (cached) runs as the claims.
     """
 
     key: str
@@ -156,9 +314,14 @@ class Paper:
     presets: Callable[[bool], dict[str, Config]]
     claims: Callable[[bool, Run], list[Claim]]
     claims_for_run: Callable[[Trajectory], list[Claim]]
-    annotate: Callable[[Trajectory, PhaseRules, float], Annotations]
+    annotate: Callable[[Trajectory, PhaseRules, Tolerances], PaperOverlay]
     report_figure: Callable[[bool], ReportFigure]
-    numbers: Mapping[str, Any]
+    numbers: Mapping[str, Published]
+    applies_to: Callable[[Config], bool] = always
+    tolerances: Tolerances = field(default_factory=dict)
+    summaries: tuple[Summary, ...] = ()
+    sections: tuple[Section | StudySection, ...] = ()
+    experiments: Mapping[str, tuple[Experiment, ...]] = field(default_factory=dict)
     knobs: tuple[Knob, ...] = ()
     showcases: tuple[Showcase, ...] = ()
     comparisons: Mapping[str, Comparison] = field(default_factory=dict)
@@ -170,6 +333,22 @@ class Paper:
     def check(self, fast: bool = True, run: Run | None = None) -> list[Claim]:
         """Run the paper's presets (through `run`, default `simulate`) and check its claims."""
         return self.claims(fast, run or default_run)
+
+    def overlay(self, traj: Trajectory, rules: PhaseRules,
+                tolerances: Tolerances | None = None) -> PaperOverlay:
+        """`annotate` with the paper's tolerances (updated by `tolerances`); an empty overlay
+        when the paper does not apply to the run's config."""
+        if not self.applies_to(traj.config):
+            return PaperOverlay()
+        return self.annotate(traj, rules, {**self.tolerances, **(tolerances or {})})
+
+    def run_claims(self, traj: Trajectory) -> list[Claim]:
+        """`claims_for_run` when the paper applies to the run's config, else none."""
+        return self.claims_for_run(traj) if self.applies_to(traj.config) else []
+
+    def run_name(self, config: Config) -> str:
+        """The name of `config` among this paper's presets (see `run_name`)."""
+        return run_name(self.presets, config)
 
     def knob_updates(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Config updates from the knobs' widget values (keyed by `Knob.key`)."""

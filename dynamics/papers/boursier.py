@@ -17,35 +17,48 @@ from typing import Any
 import numpy as np
 
 from .. import theory
-from ..annotations import Direction, Phase
+from ..annotations import Analysis, Direction, Phase
 from ..config import Config
 from ..data import build_dataset
+from ..figure_spec import Axis, FigureSpec, Line, Panel, Points
 from ..phases import PhaseRules, true_runs
-from ..readouts import network_output
+from ..readouts import function_curves, network_output
 from ..trajectory import Trajectory
 from .base import (
-    Annotations,
     BuiltinSweep,
     Comparison,
     Paper,
+    PaperOverlay,
+    Published,
     ReportFigure,
     Run,
+    Section,
     Showcase,
+    Summary,
+    Tolerances,
     dataset_view,
+    gate,
+    loss_and_series,
+    run_label,
+    run_name,
     scale_width_gamma_knobs,
 )
 from .claims import Claim
+from .experiments import Experiment, Times
 
 # Section 5 three-point data and the author code's settings.
-NUMBERS: dict[str, Any] = {
-    "x": (-0.75, -0.5, 0.125), "y": (1.1, 0.1, 0.8),
-    "init_scale": 1e-3,  # per-entry std λ/√m
-    "lr": 1e-3, "iterations": 2_000_000,
-    # [derived] reference runs: OLS plateau reached (within 1e-3) by t ≈ 10–13;
-    # unbalanced / leaky γ = 0.05 escape at t ≈ 100–135.
-    "plateau_reached_by_t": 13.0,
-    "escape_window_t": (100.0, 135.0),
-    "extremal_polar_angle_deg": 111.2,  # [derived], checked against theory.py's computation
+_S5 = "Section 5 and the author code eboursier/early_alignment"
+NUMBERS: dict[str, Published] = {
+    "x": Published((-0.75, -0.5, 0.125), _S5), "y": Published((1.1, 0.1, 0.8), _S5),
+    "init_scale": Published(1e-3, _S5 + ": per-entry std λ/√m"),
+    "lr": Published(1e-3, _S5), "iterations": Published(2_000_000, _S5),
+    # reference runs: OLS plateau reached (within 1e-3) by t ≈ 10–13; unbalanced / leaky
+    # γ = 0.05 escape at t ≈ 100–135
+    "plateau_reached_by_t": Published(13.0, "reference runs (their time)", "derived"),
+    "escape_window_t": Published((100.0, 135.0), "reference runs (their time)", "derived"),
+    # checked against theory.py's computation
+    "extremal_polar_angle_deg": Published(111.2, "the extremal direction of the data",
+                                          "derived"),
 }
 VARIANTS = ("balanced", "large_init", "leaky", "unbalanced")
 
@@ -72,8 +85,10 @@ def config(variant: str = "balanced", seed: int = 0, t_end: float = 1000.0,
 
 
 def presets(fast: bool = True) -> dict[str, Config]:
-    """One run per variant to our t = 1000 (their 500); m = 200 when fast, else 2000."""
-    return {f"three_point_{v}": config(v, 0, 1000.0, 200 if fast else 2000) for v in VARIANTS}
+    """One run per variant: m = 200 to our t = 600 (their 300: past the escapes at their
+    t ≈ 100–135) when fast, else m = 2000 to our t = 4000 (their 2000, the reference runs')."""
+    return {f"three_point_{v}": config(v, 0, 600.0 if fast else 4000.0, 200 if fast else 2000)
+            for v in VARIANTS}
 
 
 # ----------------------------------------------------------------------------- the trap
@@ -153,11 +168,6 @@ def trap_state(traj: Trajectory, tol: float = 1e-3, frame: int = -1) -> TrapStat
 
 
 # ----------------------------------------------------------------------------- claims
-def integrator_label(cfg: Config) -> str:
-    it = cfg.integrator
-    return f"gf rtol {it.rtol:g}" if it.method == "gf" else f"gd η = {it.lr:g}"
-
-
 ESCAPE_LOSS = 1e-4
 TRAP_TOL = 1e-3
 _TRAP_WHY = ("GD/flow reach the OLS level within 1e-3 by their t ≈ 13 (reference runs); 1e-3 "
@@ -168,7 +178,7 @@ _TRAP_WHY = ("GD/flow reach the OLS level within 1e-3 by their t ≈ 13 (referen
 def check_extremal(ex: list[theory.Extremal]) -> Claim:
     maxima = [e for e in ex if e.kind == "max"]
     ang = theory.polar_angle_deg(maxima[0].vector) if len(maxima) == 1 else float("nan")
-    exp_ang = NUMBERS["extremal_polar_angle_deg"]
+    exp_ang = NUMBERS["extremal_polar_angle_deg"].value
     return Claim("boursier.extremal", "G has a single non-trivial critical point (a maximum) "
                  "for the three-point data; its polar angle", f"{len(maxima)} max at "
                  f"{ang:.3f}°", f"1 max at {exp_ang}°", "one maximum, ± 0.05°", len(maxima) == 1
@@ -204,38 +214,98 @@ def trap_rows(runs: list[Trajectory], fit: theory.OLSFit) -> list[dict[str, Any]
     return rows
 
 
+def _common_failures(traj: Trajectory) -> list[str]:
+    """What every claim of the three-point section needs: regression with the square loss and
+    both layers trained."""
+    cfg = traj.config
+    out = []
+    if cfg.loss.kind != "square" or traj.classification:
+        out.append("not regression with the square loss")
+    if not cfg.model.train_output:
+        out.append("the output layer is frozen (the paper trains both layers)")
+    return out
+
+
+def trap_failures(traj: Trajectory) -> list[str]:
+    """The trap's hypotheses ([] = met): the common ones, ReLU (γ = 0), a start with
+    |a_j| ≥ ‖w_j‖ (balanced or output-dominated: a_j² − ‖w_j‖² ≥ 0 is conserved, so no neuron
+    can keep a norm while its output weight shrinks), and a least-squares fit with nonzero
+    loss that one ReLU unit represents (all fitted values > 0). The init scale is what the
+    claim tests (λ = 1 escapes), so it is not gated."""
+    cfg = traj.config
+    out = _common_failures(traj)
+    if cfg.model.gamma != 0:
+        out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the trap is for ReLU)")
+    if cfg.init.scheme not in ("balanced", "dominated"):
+        out.append(f"the start is {cfg.init.scheme}: |a_j| ≥ ‖w_j‖ does not hold")
+    if not out:
+        fit = theory.ols_fit(cfg, dataset_view(traj))
+        if not fit.all_positive:
+            out.append("the least-squares fit is not one ReLU unit (a fitted value ≤ 0)")
+        elif not fit.loss > TRAP_TOL:
+            out.append(f"the least-squares fit interpolates (loss ≤ {TRAP_TOL:g}): no trap")
+    return out
+
+
+def _label(runs: list[Trajectory]) -> str:
+    name = run_name(presets, runs[0].config)
+    return name + (f" ×{len(runs)} seeds" if len(runs) > 1 else "")
+
+
+def _where(cfg: Config) -> str:
+    return (f"m = {cfg.model.width}, γ = {cfg.model.gamma:g}, {cfg.init.scheme} start of "
+            f"scale {cfg.init.scale:g} ({cfg.init.normalisation}), to our t = "
+            f"{cfg.integrator.t_end:g} (their t = {cfg.integrator.t_end / 2:g})")
+
+
 def check_trap(runs: list[Trajectory], fit: theory.OLSFit) -> Claim:
-    """Every run ends at the OLS loss and at a stationary point there (nothing can grow)."""
+    """Every run ends at the OLS loss and at a stationary point there (nothing can grow);
+    gated by `trap_failures` of every run."""
     rows = trap_rows(runs, fit)
     worst = max(rows, key=lambda r: r["|L − L_OLS|"])
     ok = bool(rows) and all(r["trapped"] is True for r in rows)
     cfg = runs[0].config
-    return Claim("boursier.trap", "balanced init, λ = 1e-3, ReLU: every seed stalls at the "
-                 "least-squares loss, a stationary point (no neuron can grow)",
-                 worst["final loss"], fit.loss,
-                 f"|L − L_OLS| ≤ {TRAP_TOL:g} and nothing can grow, every seed", ok,
-                 f"measured: the plateau loss (seed farthest from L_OLS); gap |L − L_OLS| = "
-                 f"{worst['|L − L_OLS|']:.2g}. m = {cfg.model.width}, to our t = "
-                 f"{cfg.integrator.t_end:g} (their t = {cfg.integrator.t_end / 2:g}); GD lr 2e-3 "
-                 "on ½-mean = their lr 1e-3 on MSE(mean)", rows,
-                 justification=_TRAP_WHY, integrator=integrator_label(cfg))
+    fails = sorted({f for tr in runs for f in trap_failures(tr)})
+    return gate(Claim(
+        f"boursier.trap[{_label(runs)}]", "ReLU from a small start with |a_j| ≥ ‖w_j‖: every "
+        "seed stalls at the least-squares loss, a stationary point (no neuron can grow)",
+        worst["final loss"], fit.loss, f"|L − L_OLS| ≤ {TRAP_TOL:g} and nothing can grow, "
+        "every seed", ok,
+        f"measured: the plateau loss (seed farthest from L_OLS); gap |L − L_OLS| = "
+        f"{worst['|L − L_OLS|']:.2g}. {_where(cfg)}; GD lr 2e-3 on ½-mean = their lr 1e-3 "
+        "on MSE(mean)", rows, justification=_TRAP_WHY, integrator=run_label(cfg)), fails)
 
 
-_WHAT = {"large_init": "λ = 1", "leaky": "leaky γ = 0.05", "unbalanced": "unbalanced Gaussian init"}
+ESCAPES = {"large_init": "a large start (λ ≥ 0.5)", "leaky": "a leaky ReLU (γ > 0)",
+           "unbalanced": "an unbalanced Gaussian start"}
+
+
+def escape_failures(variant: str, traj: Trajectory) -> list[str]:
+    """An escape claim's hypotheses: the common ones and the variant's defining change."""
+    cfg = traj.config
+    out = _common_failures(traj)
+    has = {"large_init": cfg.init.scale >= 0.5, "leaky": cfg.model.gamma > 0,
+           "unbalanced": cfg.init.scheme == "gaussian"}[variant]
+    if not has:
+        out.append(f"the run does not have {ESCAPES[variant]}")
+    return out
 
 
 def check_escape(variant: str, runs: list[Trajectory], fit: theory.OLSFit) -> Claim:
+    """With the variant's change the network leaves the least-squares point and reaches
+    near-zero loss (every seed); gated by `escape_failures`."""
     rows = trap_rows(runs, fit)
     worst = max(r["final loss"] for r in rows)
     cfg = runs[0].config
-    return Claim(f"boursier.escape[{variant}]", f"{_WHAT[variant]}: the network escapes and "
-                 "reaches near-zero loss", worst, f"≤ {ESCAPE_LOSS:g}",
-                 f"final loss ≤ {ESCAPE_LOSS:g}, every seed", worst <= ESCAPE_LOSS,
-                 f"m = {cfg.model.width}; our t = {cfg.integrator.t_end:g} (their "
-                 f"{cfg.integrator.t_end / 2:g}); L_OLS = {fit.loss:.4g}", rows,
-                 justification="reference runs: loss 1e-4 by their t ≈ 214 after leaving the "
-                 "OLS line at t ≈ 100–135; 1e-4 is 900× below the trap level",
-                 integrator=integrator_label(cfg))
+    fails = sorted({f for tr in runs for f in escape_failures(variant, tr)})
+    return gate(Claim(
+        f"boursier.escape[{_label(runs)}]", f"with {ESCAPES[variant]} the network escapes "
+        "and reaches near-zero loss", worst, f"≤ {ESCAPE_LOSS:g}",
+        f"final loss ≤ {ESCAPE_LOSS:g}, every seed", worst <= ESCAPE_LOSS,
+        f"{_where(cfg)}; L_OLS = {fit.loss:.4g}", rows,
+        justification="reference runs: loss 1e-4 by their t ≈ 214 after leaving the OLS line "
+        "at t ≈ 100–135; 1e-4 is 900× below the trap level",
+        integrator=run_label(cfg)), fails)
 
 
 def claims(fast: bool, run: Run) -> list[Claim]:
@@ -243,13 +313,15 @@ def claims(fast: bool, run: Run) -> list[Claim]:
     ds = build_dataset(cfg0)
     fit = theory.ols_fit(cfg0, ds)
     out = [check_extremal(theory.extremal_for_config(cfg0, ds)), check_ols(fit)]
-    t_end = 600.0 if fast else 4000.0  # ours; their t = ours / 2
+    P = presets(fast)
     for variant in VARIANTS:
         # fast: 3 seeds for the trap, 1 for each escape; the unbalanced escape needs the
         # reference runs' width (m = 2000; with m = 200 it stays at OLS up to their t = 500)
         seeds = range(5) if not fast else range(3 if variant == "balanced" else 1)
-        width = 2000 if (not fast or variant == "unbalanced") else 200
-        runs = [run(config(variant, s, t_end, width)) for s in seeds]
+        base = P[f"three_point_{variant}"]
+        if fast and variant == "unbalanced":
+            base = base.with_updates({"model.width": 2000})
+        runs = [run(base.with_updates({"seed": s})) for s in seeds]
         out.append(check_trap(runs, fit) if variant == "balanced"
                    else check_escape(variant, runs, fit))
     return out
@@ -271,7 +343,7 @@ def claims_for_run(traj: Trajectory) -> list[Claim]:
         "this run: trap or escape", "final loss vs the least-squares loss L_OLS", L, fit.loss,
         f"trapped: |L − L_OLS| ≤ {TRAP_TOL:g} and no neuron can grow; escaped: L ≤ "
         f"{ESCAPE_LOSS:g}", None, what, justification=_TRAP_WHY,
-        integrator=integrator_label(traj.config))]
+        integrator=run_label(traj.config))]
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -285,12 +357,23 @@ def ols_plateau(traj: Trajectory, level: float, tol: float = 1e-3) -> tuple[floa
     return float(traj.t[i]), float(traj.t[j])
 
 
-def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations:
-    """Regression with square loss: the least-squares fit (a note); when one ReLU unit can
-    represent it, its direction and the detected "OLS plateau" — the longest stretch with
-    |L − L_OLS| ≤ ols_tol, Boursier & Flammarion's trap level (computed, never typed)."""
-    out = Annotations()
+TOLERANCES = {"ols": 1e-3}
+"""The OLS plateau: |L − L_OLS| ≤ ols (absolute): the trap level within 1e-3 separates it from
+the start (L(0) ≈ 0.33) and from zero (reference runs reach it within 1e-3 by t ≈ 13)."""
+
+
+def applies_to(config: Config) -> bool:
+    """Regression with the square loss (the least-squares fit and its plateau)."""
+    return config.loss.kind == "square" and not config.is_classification
+
+
+def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverlay:
+    """The least-squares fit (a note); when one ReLU unit can represent it, its direction and
+    the detected "OLS plateau" — the longest stretch with |L − L_OLS| ≤ tol["ols"], Boursier
+    & Flammarion's trap level (computed, never typed)."""
+    out = PaperOverlay()
     cfg = traj.config
+    ols_tol = float(tol.get("ols", TOLERANCES["ols"]))
     if traj.classification or cfg.loss.kind != "square":
         return out
     fit = theory.ols_fit(cfg, dataset_view(traj))
@@ -308,13 +391,81 @@ def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations
         if pl is not None and pl[1] > pl[0]:
             out.phases.append(Phase("OLS plateau", pl[0], pl[1], "detected",
                                     f"|L − L_OLS| ≤ {ols_tol:g} with L_OLS = {fit.loss:.6g} "
-                                    "(Boursier & Flammarion's trap level, computed)"))
+                                    "(Boursier & Flammarion's trap level, computed)",
+                                    "stuck on the least-squares line"))
     return out
 
 
 def report_figure(fast: bool = True) -> ReportFigure:
-    return ReportFigure(config("balanced", 0, 1000.0, 200), "max ‖w_j‖",
-                        lambda tr: {"max_norm": tr.frame_metrics["max_norm"]})
+    return ReportFigure(config("balanced", 0, 1000.0, 200), loss_and_series(
+        "boursier", "max ‖w_j‖", lambda tr: {"max_norm": tr.frame_metrics["max_norm"]}))
+
+
+def fit_figure(traj: Trajectory, _analysis: Analysis | None = None, *,
+               n_curves: int = 5) -> FigureSpec | None:
+    """Univariate data (with or without the bias coordinate): the points (x_i, y_i), the
+    least-squares line ⟨β, (x, 1)⟩ (the trap) and the network's h(x) on [−1, 1] at a few
+    recorded times (`readouts.function_curves`: the kernels' forward pass on stored weights),
+    light to dark as time goes on. None for other data or losses."""
+    X = traj.X
+    has_bias = X.shape[1] == 2 and np.allclose(X[:, 1], 1.0)
+    if not applies_to(traj.config) or not (X.shape[1] == 1 or has_bias):
+        return None
+    fit = theory.ols_fit(traj.config, dataset_view(traj))
+    xs = np.linspace(-1.0, 1.0, 201)
+    Xg = np.column_stack([xs, np.ones_like(xs)]) if has_bias else xs[:, None]
+    curves = function_curves(traj, Xg, n_curves)
+    k = len(curves.frames)
+    shades = np.linspace(0.25, 1.0, max(k, 1))
+    lines = tuple(Line(xs, h, f"h(x) at t = {float(t_k):.3g}", "positive",
+                       width=3.2 if i == k - 1 else 1.6, opacity=float(shades[i]))
+                  for i, (t_k, h) in enumerate(zip(curves.t, curves.h, strict=True)))
+    y_ols = Xg @ np.asarray(fit.beta, float)
+    ys = np.concatenate([traj.y, y_ols])
+    lo, hi = float(min(ys.min(), 0.0)), float(ys.max())
+    pad = 0.15 * (hi - lo + 1e-9)
+    panel = Panel("", Axis("x", range=(-1.0, 1.0)), Axis("y, h(x)", range=(lo - pad, hi + pad)),
+                  (*lines,
+                   # drawn on top of h(x): in the trap the final h(x) lies on it
+                   Line(xs, y_ols, f"least squares (loss {fit.loss:.4g})", "accent", "dash",
+                        3.0),
+                   Points(X[:, 0], traj.y, "data (x_i, y_i)", "ink", "diamond", 12)))
+    return FigureSpec("Network function h(x) vs the least-squares line", (panel,))
+
+
+# ----------------------------------------------------------------------------- sweep summaries
+def ols_loss(config: Config) -> float:
+    """The least-squares loss of the config's data under its square loss (NaN otherwise), from
+    `theory.ols_fit` (np.linalg.lstsq of y on the inputs, bias column included)."""
+    if config.loss.kind != "square":
+        return float("nan")
+    return float(theory.ols_fit(config).loss)
+
+
+def _trapped(tr: Trajectory, _p: object, opts: Any) -> bool | None:
+    """Final loss ≥ trap_threshold when one is given, else the spurious stationary point
+    decided from the dynamics at the last frame (`trap_state`): |final − OLS| ≤ trap_tol and
+    no neuron can still grow there, so a slow escape is not a trap, whatever the horizon.
+    Without a stored final W, the level test alone."""
+    final = float(tr.loss[-1])
+    if opts.get("trap_threshold") is not None:
+        return bool(np.isfinite(final) and final >= opts["trap_threshold"])
+    tol = float(opts.get("trap_tol", TRAP_TOL))
+    ols = ols_loss(tr.config)
+    if not (np.isfinite(ols) and ols > tol and np.isfinite(final)):
+        return None
+    if abs(final - ols) > tol:
+        return False
+    st = trap_state(tr, tol)
+    return True if st.trapped is None else st.trapped
+
+
+SUMMARIES = (
+    Summary("ols_loss", "least-squares (OLS) loss of the data (square loss)",
+            lambda tr, _p, _o: ols_loss(tr.config)),
+    Summary("trapped", "the run ended at the spurious OLS stationary point: at the OLS loss "
+            "and no neuron can still grow (or above trap_threshold)", _trapped),
+)
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -339,6 +490,52 @@ def _sweep_trap(quick: bool) -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------- experiments
+_ESCAPE_LOOK = ("The loss leaves the least-squares level (dashed line below) after a while "
+                "and falls to zero: the network fits all three points.")
+EXPERIMENTS = {
+    "three_point_balanced": (
+        Experiment("leaky", "Leaky ReLU γ = 0.05", {"model.gamma": 0.05},
+                   _ESCAPE_LOOK + " With a leaky slope no neuron is ever completely off, so "
+                   "one can leave the bundle.", "boursier.escape"),
+        Experiment("large", "Start large: λ = 1", {"init.scale": 1.0},
+                   "No early alignment, so no bundle: the neurons spread over the data and "
+                   "the loss goes straight to zero without stopping at the least-squares "
+                   "line.", "boursier.escape"),
+        Experiment("wider", "Ten times more neurons", {"model.width": Times(10.0)},
+                   "Still trapped: every useful neuron joins the same bundle, so more "
+                   "neurons do not help — the final h(x) lies on the least-squares line.",
+                   "boursier.trap"),
+    ),
+    "three_point_large_init": (
+        Experiment("small", "Back to a small start (λ = 10⁻³)", {"init.scale": 1e-3},
+                   "Early alignment returns: the neurons first bundle at 111°, then the "
+                   "network stalls at the least-squares loss for good.", "boursier.trap"),
+        Experiment("medium", "λ = 0.1", {"init.scale": 0.1},
+                   "In between: watch whether the bundle forms before the neurons grow — "
+                   "with a balanced start it still does, and the run stalls.",
+                   "boursier.trap"),
+    ),
+    "three_point_leaky": (
+        Experiment("relu", "Back to ReLU (γ = 0)", {"model.gamma": 0.0},
+                   "The escape is gone: the loss stops at the least-squares level and stays.",
+                   "boursier.trap"),
+        Experiment("more_leak", "More leak: γ = 0.2", {"model.gamma": 0.2},
+                   "The escape comes sooner: neurons off the data still move at 0.2 of the "
+                   "speed, so one leaves the bundle earlier.", "boursier.escape"),
+    ),
+    "three_point_unbalanced": (
+        Experiment("balanced", "Balanced start instead", {"init.scheme": "balanced"},
+                   "With |a_j| = ‖w_j‖ every neuron that shrinks loses its output weight too: "
+                   "none can escape, and the run stalls at the least-squares loss.",
+                   "boursier.trap"),
+        Experiment("dominated", "Output-dominated start", {"init.scheme": "dominated"},
+                   "|a_j| > ‖w_j‖ at the start: like the balanced start, nothing can escape; "
+                   "the loss stays at the least-squares level.", "boursier.trap"),
+    ),
+}
+
+
 # ----------------------------------------------------------------------------- the paper
 _COMPARE_T_END = 600.0  # our t (their 300): long enough to see the escapes
 
@@ -359,8 +556,16 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    applies_to=applies_to,
+    tolerances=TOLERANCES,
     report_figure=report_figure,
     numbers=NUMBERS,
+    summaries=SUMMARIES,
+    experiments=EXPERIMENTS,
+    sections=(Section("h(x) against the least-squares line",
+                      "The network's function at a few times (light to dark) against the "
+                      "least-squares line through the data (dashed): in the trap the final "
+                      "h(x) lies on it.", fit_figure),),
     knobs=scale_width_gamma_knobs(),
     showcases=(
         Showcase("three_point_balanced", "Boursier & Flammarion · the trap",

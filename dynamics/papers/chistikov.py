@@ -29,21 +29,30 @@ import numpy as np
 from .. import metrics, phases, theory
 from ..annotations import Direction, TimeMarker
 from ..config import Config
+from ..figure_spec import Axis, FigureSpec, Line, Panel, Points
 from ..phases import PhaseRules
 from ..trajectory import Trajectory
 from .base import (
-    Annotations,
     BuiltinSweep,
     Knob,
     Paper,
+    PaperOverlay,
+    Published,
     ReportFigure,
     Run,
     Showcase,
+    StudySection,
+    Summary,
+    Tolerances,
     dataset_view,
     full_w,
+    gate,
+    loss_and_series,
     run_label,
+    run_name,
 )
 from .claims import Claim, fmt
+from .experiments import Experiment, Times
 
 # ----------------------------------------------------------------------------- published numbers
 # Appendix H, Table 1 [paper]: final max angle (degrees) between active neurons, centred data,
@@ -81,11 +90,13 @@ TABLE5_NUCLEAR: dict[tuple[int, int], float] = {
     (-8, 256): 1.000, (-8, 1024): 1.000,
 }
 
-NUMBERS: dict[str, Any] = {
-    "table1_max_angle": TABLE1_MAX_ANGLE, "table3_mean_angle": TABLE3_MEAN_ANGLE,
-    "table5_nuclear": TABLE5_NUCLEAR,
-    "lr": 0.01,  # GD learning rate of all their runs [paper]
-    "max_iterations": 20_000_000, "stop_loss": 1e-9,  # or until loss < 1e-9 [paper]
+NUMBERS: dict[str, Published] = {
+    "table1_max_angle": Published(TABLE1_MAX_ANGLE, "Table 1, Appendix H (median of 5 trials)"),
+    "table3_mean_angle": Published(TABLE3_MEAN_ANGLE, "Table 3, Appendix H"),
+    "table5_nuclear": Published(TABLE5_NUCLEAR, "Table 5, Appendix H"),
+    "lr": Published(0.01, "Appendix H: GD learning rate of all their runs"),
+    "max_iterations": Published(20_000_000, "Appendix H: up to 2·10⁷ iterations"),
+    "stop_loss": Published(1e-9, "Appendix H: or until the loss is below 1e-9"),
 }
 
 
@@ -310,6 +321,32 @@ def table1_claims(tab: Table1) -> list[Claim]:
     return out
 
 
+def assumption_failures(traj: Trajectory) -> list[str]:
+    """The paper's setting its lemmas and Theorem 7 assume ([] = met): a teacher neuron v* with
+    every input positively correlated with it, the square loss, ReLU, both layers trained
+    from a balanced start. (λ → 0 is the limit the claims test, so it is not gated.)"""
+    cfg = traj.config
+    if "v*" not in traj.directions:
+        return ["the data have no teacher neuron v* (the paper learns one)"]
+    out = []
+    v = np.asarray(traj.directions["v*"], float)
+    if not np.all(traj.X @ v > 0):
+        out.append("some input has ⟨x_i, v*⟩ ≤ 0 (the inputs must be correlated with v*)")
+    if cfg.loss.kind != "square":
+        out.append(f"the loss is {cfg.loss.kind}, not the square loss")
+    if cfg.model.gamma != 0:
+        out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the paper's network is ReLU)")
+    if not cfg.model.train_output:
+        out.append("the output layer is frozen (the paper trains both layers)")
+    if cfg.init.scheme != "balanced":
+        out.append(f"the start is {cfg.init.scheme}, not balanced (|a_j| = ‖w_j‖)")
+    return out
+
+
+def _name(base: str, tr: Trajectory) -> str:
+    return f"{base}[{run_name(presets, tr.config)}]"
+
+
 def alignment_claim(tr: Trajectory) -> Claim:
     """Lemmas 4–5 before the loss falls: positive active neurons within 1 − λ^(1/4) of γ_[n],
     ≤ 10 % of the initially active negative neurons still active."""
@@ -326,8 +363,8 @@ def alignment_claim(tr: Trajectory) -> Claim:
     neg0 = int((metrics.active_mask(full_w(tr, 0), tr.X) & (tr.a[0] < 0)).sum())
     lam = theory.chistikov_lambda(cfg, tr.X.shape[1])
     bound = 1.0 - lam ** 0.25
-    return Claim(
-        "chistikov.alignment",
+    return gate(Claim(
+        _name("chistikov.alignment", tr),
         "before the loss falls, active positive neurons align to γ_[n] (Lemma 5: cos ≥ 1 − λ^ε, "
         "ε ≤ 1/4); negative ones deactivate (Lemma 4)",
         f"min cos = {cos.min():.5f}, median {np.median(cos):.5f}; active negative: "
@@ -340,7 +377,7 @@ def alignment_claim(tr: Trajectory) -> Claim:
                       "1 − λ^(1/4) is the loosest form of Lemma 5's bound; Lemma 4 says every "
                       "negative neuron deactivates, 10 % leaves room for the few whose last "
                       "crossing comes after the frame read (one frame before the escape)",
-        integrator=run_label(cfg))
+        integrator=run_label(cfg)), assumption_failures(tr))
 
 
 def limit_claims(long: Trajectory) -> list[Claim]:
@@ -348,21 +385,24 @@ def limit_claims(long: Trajectory) -> list[Claim]:
     lim = theory.chistikov_limit(np.asarray(long.directions["v*"]), long.config.model.c)
     nuc = float(long.frame_metrics["nuclear_norm"][-1])
     th2 = float(long.frame_metrics["theta_sq"][-1])
-    where = f"final loss {long.loss[-1]:.2g} at t = {long.t[-1]:.3g}, λ = 4^-10, d = 16"
-    return [
-        Claim("chistikov.nuclear_norm", "nuclear norm of W → ‖v*‖ = 1 (rank-1 limit, "
-              "Theorem 7)", nuc, lim["nuclear_norm"], "± 0.01",
+    lam = theory.chistikov_lambda(long.config, long.X.shape[1])
+    where = (f"final loss {long.loss[-1]:.2g} at t = {long.t[-1]:.3g}, λ = {lam:.3g}, "
+             f"d = {long.X.shape[1]}")
+    fails = assumption_failures(long)
+    return [gate(c, fails) for c in (
+        Claim(_name("chistikov.nuclear_norm", long), "nuclear norm of W → ‖v*‖ = 1 (rank-1 "
+              "limit, Theorem 7)", nuc, lim["nuclear_norm"], "± 0.01",
               bool(abs(nuc - lim["nuclear_norm"]) <= 0.01), where,
               justification="Table 5 gives 1.001 at d = 16, λ = 4⁻⁶ and 1.000 below; the "
                             "distance to the limit shrinks with λ, and 0.01 is ten times the "
                             "published excess",
               integrator=run_label(long.config)),
-        Claim("chistikov.theta_sq", "‖θ‖² → 2 (Theorem 7: balanced neurons along v*)", th2,
+        Claim(_name("chistikov.theta_sq", long), "‖θ‖² → 2 (Theorem 7: balanced neurons "
+              "along v*)", th2,
               lim["theta_sq"], "± 0.02", bool(abs(th2 - lim["theta_sq"]) <= 0.02), where,
               justification="‖θ‖² = 2Σ‖w_j‖² = 2 × (nuclear norm) for a rank-1 balanced "
                             "network: twice the nuclear-norm tolerance",
-              integrator=run_label(long.config)),
-    ]
+              integrator=run_label(long.config)),)]
 
 
 def claims(fast: bool, run: Run) -> list[Claim]:
@@ -381,20 +421,25 @@ def claims_for_run(traj: Trajectory) -> list[Claim]:
         return []
     lim = theory.chistikov_limit(np.asarray(traj.directions["v*"]), traj.config.model.c)
     nuc = float(traj.frame_metrics["nuclear_norm"][-1])
-    return [Claim(
+    return [gate(Claim(
         "this run: nuclear norm", "nuclear norm of W at the end of this run → ‖v*‖",
         nuc, lim["nuclear_norm"], "± 0.01 (the full check runs to t = 3·10⁴)",
         bool(abs(nuc - lim["nuclear_norm"]) <= 0.01),
         justification="Theorem 7's limit is for λ → 0 and t → ∞: Table 5 gives 1.001 at "
                       "λ = 4⁻⁶ but 1.231 at 4⁻² (d = 16), so a large λ or a short run fails",
-        integrator=run_label(traj.config))]
+        integrator=run_label(traj.config)), assumption_failures(traj))]
 
 
 # ----------------------------------------------------------------------------- analysis
-def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations:
+def applies_to(config: Config) -> bool:
+    """Teacher data, or any run with the square loss (γ_[n] is its alignment target)."""
+    return config.data.kind == "teacher" or config.loss.kind == "square"
+
+
+def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverlay:
     """The teacher v*; for teacher data or any square loss the alignment target γ_[n]; for
     teacher data with square loss the predicted time scale ln(1/λ)/‖γ_[n]‖."""
-    out = Annotations()
+    out = PaperOverlay()
     cfg = traj.config
     if "v*" in traj.directions:
         out.directions.append(Direction("v*", np.asarray(traj.directions["v*"]), "teacher",
@@ -416,8 +461,66 @@ def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations
 
 
 def report_figure(fast: bool = True) -> ReportFigure:
-    return ReportFigure(config(16, -6, 0), "max angle (°)",
-                        lambda tr: {"max_angle": tr.frame_metrics["max_angle"]})
+    return ReportFigure(config(16, -6, 0), loss_and_series(
+        "chistikov", "max angle (°)", lambda tr: {"max_angle": tr.frame_metrics["max_angle"]}))
+
+
+def table1_spec(tab: Table1) -> FigureSpec:
+    """Table 1 as a distribution, one panel per d: every seed's final max angle (grey dots,
+    spread a little in λ), the simulated per-trial median with the central 90 % of 5-trial
+    medians (error bars) and the published 5-trial median (diamonds), log–log."""
+    rows = tab.stats()
+    n = len(tab.seeds)
+    jitter = np.linspace(-0.12, 0.12, n) if n > 1 else np.zeros(1)
+    panels = []
+    for d in tab.d_values:
+        mine = [r for r in rows if r["d"] == d]
+        lam = np.array([4.0 ** r["log4 λ"] for r in mine])
+        med = np.array([r["median"] for r in mine])
+        lo, hi = np.array([r["lo"] for r in mine]), np.array([r["hi"] for r in mine])
+        seeds = [s for _k in tab.k_values for s in tab.seeds]
+        panels.append(Panel(
+            f"d = {d}", Axis("λ", "log", tickvals=tuple(4.0 ** k for k in tab.k_values),
+                             ticktext=tuple(f"4^{k}" for k in tab.k_values)),
+            Axis("final max angle (°)", "log"),
+            (Points(np.concatenate([4.0 ** (k + jitter) for k in tab.k_values]),
+                    np.concatenate([np.asarray(tab.angles[(d, k)], float)
+                                    for k in tab.k_values]),
+                    f"one seed ({n} per λ)", "neutral", size=5, opacity=0.55,
+                    hover=tuple(f"seed {s}" for s in seeds), group="seed"),
+             Line(lam, med, "simulated median (bars: central 90 % of 5-trial medians)",
+                  "positive", markers=True, err_lo=med - lo, err_hi=hi - med, group="median",
+                  hover=tuple(f"90 % of 5-trial medians: {a:.3g}–{b:.3g}°"
+                              for a, b in zip(lo, hi, strict=True))),
+             Points(lam, np.array([r["published"] for r in mine]),
+                    "published 5-trial median (Table 1)", "negative", "diamond", 10,
+                    hover=tuple(f"P(5-trial median ≥ it) = {r['p_ge']:.2f}" for r in mine),
+                    group="pub"))))
+    size = "fast form: few seeds, wide intervals" if tab.fast else f"{n} seeds"
+    return FigureSpec(f"Table 1 as a distribution ({size}; {tab.integrator})", tuple(panels),
+                      caption=("Fast form: a few seeds and small d, so the 90 % intervals are "
+                               "wide." if tab.fast else ""), shared_y=True)
+
+
+def _load_table1_spec(directory: Path) -> FigureSpec | None:
+    tab = load_table1(directory)
+    return table1_spec(tab) if tab is not None else None
+
+
+# ----------------------------------------------------------------------------- sweep summaries
+def _gamma_norm(tr: Trajectory, _p: object, _o: object) -> float:
+    g = tr.directions.get("γ_[n]")
+    return float(np.linalg.norm(g)) if g is not None else 0.0
+
+
+def _t_theory(tr: Trajectory, _p: object, _o: object) -> float:
+    return float(theory.chistikov_alignment_time(tr.config))
+
+
+SUMMARIES = (
+    Summary("gamma_norm", "‖γ_[n]‖ = ‖(1/n) Σ s_i y_i x_i‖", _gamma_norm),
+    Summary("t_theory", "ln(1/λ)/‖γ_[n]‖ in our time (Chistikov et al.)", _t_theory),
+)
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -481,6 +584,29 @@ def _sweep_table1(quick: bool) -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------- experiments
+def _experiments(d: int) -> tuple[Experiment, ...]:
+    return (
+        Experiment("lambda_up", "λ four times larger (4⁻⁵)", {"init.scale": Times(4.0)},
+                   "The bundle of positive neurons ends about four times wider: the final max "
+                   "angle between them scales like λ (Table 1). Alignment also ends earlier, "
+                   "by ln 4/‖γ_[n]‖.", "chistikov.angle_scaling"),
+        Experiment("lambda_down", "λ 16 times smaller (4⁻⁸)", {"init.scale": Times(1 / 16)},
+                   "The alignment phase lasts longer (ln 16/‖γ_[n]‖ more) and the positive "
+                   "neurons end in a bundle about 16 times tighter around v*.",
+                   "chistikov.alignment"),
+        Experiment("seed", "Another seed", {"seed": 1},
+                   f"New data and start (d = {d}): the same story, but the final max angle "
+                   "varies a lot from seed to seed — one neuron left on a single point can "
+                   "set it. That is why Table 1 is checked as a distribution.",
+                   "chistikov.table1"),
+    )
+
+
+EXPERIMENTS = {name: _experiments(c.data.d)  # type: ignore[union-attr]
+               for name, c in presets(True).items()}
+
+
 # ----------------------------------------------------------------------------- the paper
 PAPER = Paper(
     key="chistikov",
@@ -498,8 +624,22 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    applies_to=applies_to,
     report_figure=report_figure,
     numbers=NUMBERS,
+    summaries=SUMMARIES,
+    experiments=EXPERIMENTS,
+    sections=(
+        StudySection(
+            "Table 1 as a distribution",
+            "Every seed's final max angle, the simulated median with the central 90 % of "
+            "5-trial medians, and the paper's 5-trial medians.",
+            _load_table1_spec, lambda run: table1_spec(measure_table1(run, fast=True)),
+            "Run the quick Table 1 grid",
+            "No reproduction file in reports/ (`python -m dynamics reproduce chistikov "
+            "--full` writes it). The quick grid is 48 runs, about half a minute the first "
+            "time."),
+    ),
     artifacts=_artifacts,
     knobs=(
         Knob("log4_lambda", "λ = 4^k, k =", "init.scale", -6, options=tuple(range(-9, -1)),

@@ -24,40 +24,51 @@ from ..config import Config
 from ..phases import PhaseRules
 from ..trajectory import Trajectory
 from .base import (
-    Annotations,
     BuiltinSweep,
     Comparison,
     Paper,
+    PaperOverlay,
+    Published,
     ReportFigure,
     Run,
     Showcase,
+    Summary,
+    Tolerances,
     dataset_view,
     full_w,
+    gate,
+    loss_and_series,
     run_label,
+    run_name,
     scale_width_gamma_knobs,
 )
 from .claims import Claim, fmt
+from .experiments import Experiment, Times
 
-# Figure 5 (MNIST 0 vs 1; h = 50, α = 1e-6, GD η = 2e-3) [paper]
-NUMBERS = {
-    "width": 50, "alpha": 1e-6, "lr": 2e-3,
-    "aligned_by_iteration": 2000,  # "good alignment after ~2000 iterations"
-    "loss_drop_from_iteration": 3000,  # "after ~3000 iterations ||W||_2^2 grows, loss decreases"
-    "final_stable_rank": 1.0,  # "below 2 and ≈ 1"
+_FIG5 = "Figure 5 (MNIST 0 vs 1; h = 50, α = 1e-6, GD η = 2e-3)"
+NUMBERS: dict[str, Published] = {
+    "width": Published(50, _FIG5), "alpha": Published(1e-6, _FIG5),
+    "lr": Published(2e-3, _FIG5),
+    # "good alignment after ~2000 iterations"
+    "aligned_by_iteration": Published(2000, _FIG5),
+    # "after ~3000 iterations ||W||_2^2 grows, loss decreases"
+    "loss_drop_from_iteration": Published(3000, _FIG5),
+    "final_stable_rank": Published(1.0, _FIG5 + ": 'below 2 and ≈ 1'"),
 }
 
 
 # ----------------------------------------------------------------------------- presets
 def toy_config(scale: float = 1e-20, **updates: Any) -> Config:
     """Their Appendix A.1-style toy data in R² (four points, two classes), m = 50, exponential
-    loss summed, balanced start of entry scale `scale`, adaptive gf to t = 30."""
+    loss summed, balanced start of entry scale `scale`, adaptive gf to t = 120 (at ε = 1e-20
+    the loss falls from t ≈ 20 and is below 1e-2 by t ≈ 60: the fit is on screen)."""
     cfg = Config.from_dict({
         "data": {"kind": "points", "angles_deg": [10.0, 60.0, 200.0, 250.0],
                  "radii": [1.0, 0.8, 1.0, 0.9], "labels": [1.0, 1.0, -1.0, -1.0]},
         "model": {"width": 50}, "loss": {"kind": "exponential", "reduction": "sum"},
         "init": {"scheme": "balanced", "scale": scale, "normalisation": "none"},
-        "integrator": {"method": "gf", "t_end": 30.0, "rtol": 1e-7},
-        "record": {"frames": 150, "t_first": 1e-3}})
+        "integrator": {"method": "gf", "t_end": 120.0, "rtol": 1e-7},
+        "record": {"frames": 200, "t_first": 1e-3}})
     return cfg.with_updates(updates) if updates else cfg
 
 
@@ -169,28 +180,54 @@ def _eps_text(traj: Trajectory, mb: theory.MinBound) -> str:
             f"W₀ entries N(0, 1/D): σ₀√D = {mb.epsilon:.3g})")
 
 
-def cone_claim(key: str, tr: Trajectory) -> Claim:
-    """At the detected end of alignment every non-dead neuron is in its sign's cone."""
+def _name(base: str, tr: Trajectory) -> str:
+    """A claim's name with the run it got (`base.run_name`: the preset's name or what
+    differs from the nearest preset)."""
+    return f"{base}[{run_name(presets, tr.config)}]"
+
+
+def setting_failures(traj: Trajectory) -> list[str]:
+    """The structural setting of the paper's experiments (Figure 5, Appendix A.5), which the
+    observation claims need: ±1 labels, exponential or logistic loss, ReLU. (The init scale
+    is what those claims test, so it is not gated.)"""
+    cfg = traj.config
+    if not traj.classification:
+        return ["the labels are not ±1 (a classification setting)"]
+    out = []
+    if cfg.loss.kind not in ("exponential", "logistic"):
+        out.append(f"the loss is {cfg.loss.kind}, not exponential or logistic")
+    if cfg.model.gamma != 0:
+        out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the paper's network is ReLU)")
+    return out
+
+
+def cone_claim(tr: Trajectory) -> Claim:
+    """At the detected end of alignment every non-dead neuron is in its sign's cone (Theorem
+    1, part 1; gated by its assumptions, `assumption_failures`)."""
     t_a, why = phases.alignment_end(tr)
     f = tr.frame_at(t_a if t_a is not None else tr.t[-1])
     frac, n_live = _cone_fraction(full_w(tr, f), tr, tr.a[f])
-    return Claim(
-        f"min.cones[{key}]",
+    return gate(Claim(
+        _name("min.cones", tr),
         "at the detected end of alignment every non-dead neuron with a_j > 0 is in S₊ "
         "(a_j < 0: S₋)",
         f"{100 * frac:.0f} % of {n_live} non-dead neurons", "100 %", "exact (every neuron)",
         frac == 1.0 and n_live > 0, f"{why}; cones at frame t = {tr.t[f]:.4g}",
         justification="Theorem 1, part 1 is a statement about every neuron; a cone is a "
                       "sign pattern of ⟨w_j, x_i⟩, exact in floating point",
-        integrator=run_label(tr.config))
+        integrator=run_label(tr.config)), assumption_failures(tr))
 
 
 def time_claim(tr: Trajectory) -> Claim:
-    """t_cones ≤ T for an ε small enough that T exceeds the ε-free alignment time."""
+    """t_cones ≤ T for an ε small enough that T exceeds the ε-free alignment time (Theorem
+    1). Gated by the assumptions that can be checked (`assumption_failures`, Lemma 1's ε
+    condition included; outside them an illustration, named by the run it got). Eq. 28's
+    second term, T ≥ t₁, cannot be checked (t₁'s constants ζ, ξ are uncertain in our
+    transcription): it is what the claim tests — a fail means T < t_cones ≤ t₁, ε too large."""
     mb = bound_for(tr)
     t_c = phases.cone_time(tr)
-    return Claim(
-        "min.time[toy_2d]",
+    return gate(Claim(
+        _name("min.time", tr),
         "for ε small enough that T = log(1/(√h ε))/(4 n X_max) exceeds the alignment time, "
         "every neuron is in its cone (for good) by T",
         f"t_cones = {fmt(t_c)}", f"≤ T = {mb.T_ours:.4g}", "none (a bound)",
@@ -199,11 +236,19 @@ def time_claim(tr: Trajectory) -> Claim:
         justification="T is an upper bound of the theorem; t_cones is the first recorded "
                       "time from which every neuron stays in its cone, so the frame grid can "
                       "only make it later (conservative)",
-        integrator=run_label(tr.config))
+        integrator=run_label(tr.config)), assumption_failures(tr))
+
+
+def _outside_failures(tr: Trajectory, tr_small: Trajectory) -> list[str]:
+    """`time_outside_claim` needs both runs inside Lemma 1's assumptions (`assumption_failures`;
+    T > t_cones is what it tests, the case where eq. 28's second term T ≥ t₁ fails)."""
+    return assumption_failures(tr) + [f"the reference run breaks: {f}"
+                                      for f in assumption_failures(tr_small)]
 
 
 def time_outside_claim(tr: Trajectory, tr_small: Trajectory, rel_tol: float = 0.10) -> Claim:
-    """At the paper's α = 1e-6 the alignment time is ε-free (eq. 4) and exceeds T."""
+    """At the paper's α = 1e-6 (above Lemma 1's ε condition) the alignment time is ε-free (eq.
+    4) — the reference run's, at an ε inside the condition — and exceeds T."""
     mb = bound_for(tr)
     t_c, t_ref = phases.cone_time(tr), phases.cone_time(tr_small)
     n = tr.X.shape[0]
@@ -211,8 +256,8 @@ def time_outside_claim(tr: Trajectory, tr_small: Trajectory, rel_tol: float = 0.
           and t_c > mb.T_ours)
     t_theirs = (t_ref or np.nan) / theory.time_per_sum_unit(tr.config, n)
     eps_c = float(np.exp(-4.0 * n * mb.X_max * t_theirs) / np.sqrt(mb.h))
-    return Claim(
-        "min.time[toy_2d_alpha1e-6]",
+    return gate(Claim(
+        _name("min.time", tr),
         "at the paper's α = 1e-6 (above Theorem 1's ε condition) T is no bound: the neurons "
         "reach their cones at the ε-free time of eq. (4) — the ε = 1e-20 run's — which is "
         "later than T",
@@ -225,8 +270,8 @@ def time_outside_claim(tr: Trajectory, tr_small: Trajectory, rel_tol: float = 0.
         "cover it",
         justification="eq. (4) has no ε (Lemma 1's error is O(ε)), so the alignment time "
                       "does not change with ε; 10 % covers the recording's frame spacing "
-                      "(7 % per frame near t = 2.4)",
-        integrator=run_label(tr.config))
+                      "(5.8 % per frame)",
+        integrator=run_label(tr.config)), _outside_failures(tr, tr_small))
 
 
 def digits_alignment_claim(tr: Trajectory) -> Claim:
@@ -234,8 +279,8 @@ def digits_alignment_claim(tr: Trajectory) -> Claim:
     t_e = phases.saddle_escape(tr)
     f_before = max(tr.frame_at(t_e) - 1, 1) if t_e is not None else tr.n_frames - 1
     cos_b = _mean_pos_cos(tr, f_before, xp)
-    return Claim(
-        "min.digits.alignment",
+    return gate(Claim(
+        _name("min.digits.alignment", tr),
         "digits 0 vs 1: cos(mean positive neuron, x₊) > 0.9 before the loss starts to fall",
         cos_b, "> 0.9", "threshold 0.9", bool(cos_b > 0.9),
         f"frame t = {tr.t[f_before]:.4g}, saddle escape at t = {fmt(t_e)}; n = {tr.X.shape[0]}; "
@@ -244,17 +289,20 @@ def digits_alignment_claim(tr: Trajectory) -> Claim:
         justification="Figure 5 reports 'good alignment' without a number; 0.9 (25.8°) is far "
                       "from the ≈ 0 cosine of the start in D = 64 and below the ≈ 0.99 the "
                       "runs reach, so neither a random nor a near-miss run passes by chance",
-        integrator=run_label(tr.config))
+        integrator=run_label(tr.config)),
+        setting_failures(tr) + ([] if tr.config.model.train_output else
+                                ["the output layer is frozen (Figure 5 trains both layers)"]))
 
 
 def digits_stable_rank_claim(tr: Trajectory) -> Claim:
     sr = tr.frame_metrics["stable_rank"]
     s0, s1 = float(sr[0]), float(sr[-1])
-    return Claim(
-        "min.digits.stable_rank",
+    D = tr.X.shape[1]
+    return gate(Claim(
+        _name("min.digits.stable_rank", tr),
         "digits 0 vs 1 (D = 64, m = 50: rank up to 50): the stable rank ‖W‖_F²/‖W‖₂² falls "
         "from its random start (> 2) to ≤ 2 (Theorem 1), ≈ 1 (Figure 5)",
-        f"{s0:.3g} → {s1:.4g}", f"> 2 → {NUMBERS['final_stable_rank']:g} (paper: < 2, ≈ 1)",
+        f"{s0:.3g} → {s1:.4g}", f"> 2 → {NUMBERS['final_stable_rank'].value:g} (paper: < 2, ≈ 1)",
         "start > 2; |sr − 1| ≤ 0.3 at the end",
         bool(s0 > 2.0 and abs(s1 - 1.0) <= 0.3),
         f"at t = {tr.t[-1]:.4g} (iteration {round(tr.t[-1] / 2e-3)}); the digits are not "
@@ -263,15 +311,26 @@ def digits_stable_rank_claim(tr: Trajectory) -> Claim:
         justification="the paper says 'below 2 and ≈ 1'; ± 0.3 keeps the end far below 2 and "
                       "covers the finite-time excess (rank-2 cos(x₊, x₋) ≈ −1 data end near "
                       "1); 'start > 2' makes sure the data could show a higher rank",
-        integrator=run_label(tr.config))
+        integrator=run_label(tr.config)),
+        setting_failures(tr) + ([] if tr.config.model.train_output else
+                                ["the output layer is frozen (Figure 5 trains both layers)"])
+        + ([] if min(D, tr.width) > 2 else
+           [f"a {D}-dimensional input has stable rank ≤ {D}: the check cannot fail"]))
 
 
 def first_layer_only_claim(tr: Trajectory, tr1: Trajectory) -> Claim:
     xp, _ = theory.min_signals(tr.X, tr.y)
     f_both = two_phase_fraction(tr, xp)
     f_first = two_phase_fraction(tr1, xp)
-    return Claim(
-        "min.first_layer_only",
+    fails = setting_failures(tr) + [f"first-layer run: {f}" for f in setting_failures(tr1)]
+    if not tr.config.model.train_output:
+        fails.append("the reference run does not train both layers")
+    if tr1.config.model.train_output:
+        fails.append("the first-layer run trains the output layer too (A.5 freezes it)")
+    if not np.array_equal(tr.X, tr1.X):
+        fails.append("the two runs have different data")
+    return gate(Claim(
+        _name("min.first_layer_only", tr1),
         "two-phase behaviour with both layers trained, none with only the first layer "
         "(Appendix A.5)",
         f"both: {f_both:.2f}; first only: {f_first:.2f}", "both < 0.5 ≤ first only",
@@ -285,7 +344,7 @@ def first_layer_only_claim(tr: Trajectory, tr1: Trajectory) -> Claim:
         justification="Lemma 3 bounds the norms by O(√ε) during alignment, i.e. half of the "
                       "log-way to O(1); the runs sit far from 0.5 on both sides (≈ 0.02 and "
                       "≈ 0.8)",
-        integrator=f"{run_label(tr.config)}; {run_label(tr1.config)}")
+        integrator=f"{run_label(tr.config)}; {run_label(tr1.config)}"), fails)
 
 
 def claims(fast: bool, run: Run) -> list[Claim]:
@@ -294,8 +353,7 @@ def claims(fast: bool, run: Run) -> list[Claim]:
     tr6 = run(P["toy_2d_alpha1e-6"])
     tr = run(P["digits_0v1"])
     tr1 = run(P["digits_first_layer_only"])
-    return [cone_claim("toy_2d", tr20), time_claim(tr20),
-            cone_claim("toy_2d_alpha1e-6", tr6), time_outside_claim(tr6, tr20),
+    return [cone_claim(tr20), time_claim(tr20), cone_claim(tr6), time_outside_claim(tr6, tr20),
             digits_alignment_claim(tr), digits_stable_rank_claim(tr),
             first_layer_only_claim(tr, tr1)]
 
@@ -329,12 +387,17 @@ def claims_for_run(traj: Trajectory) -> list[Claim]:
 
 
 # ----------------------------------------------------------------------------- analysis
-def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations:
-    """Classification: the signals x₊, x₋; when the run meets the theorem's assumptions
+def applies_to(config: Config) -> bool:
+    """Binary classification (labels ±1): the setting of the paper."""
+    return config.is_classification
+
+
+def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverlay:
+    """The signals x₊, x₋; when the run meets the theorem's assumptions
     (`assumption_failures`), the bound T = log(1/(√h ε))/(4 n X_max) in our time
     (`theory.min_alignment_bound`) and the detected cone time; otherwise a note naming the
     assumptions that fail."""
-    out = Annotations()
+    out = PaperOverlay()
     if not traj.classification:
         return out
     xp, xm = theory.min_signals(traj.X, traj.y)
@@ -366,8 +429,32 @@ def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations
 
 
 def report_figure(fast: bool = True) -> ReportFigure:
-    return ReportFigure(digits_config(fast), "stable rank",
-                        lambda tr: {"stable_rank": tr.frame_metrics["stable_rank"]})
+    return ReportFigure(digits_config(fast), loss_and_series(
+        "min", "stable rank", lambda tr: {"stable_rank": tr.frame_metrics["stable_rank"]}))
+
+
+# ----------------------------------------------------------------------------- sweep summaries
+def _nan(v: float | None) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def _mu(tr: Trajectory, _ph: object, _o: object) -> float:
+    # the all-pairs minimum is quadratic in n: not for large uploads
+    return separability(tr.X, tr.y) if 2 <= len(tr.y) <= 4000 else float("nan")
+
+
+def _t_min_bound(tr: Trajectory, _ph: object, _o: object) -> float:
+    return (float(theory.min_alignment_bound(tr.config).T_ours) if tr.config.is_classification
+            else float("nan"))
+
+
+SUMMARIES = (
+    Summary("t_cone", "Min et al.: first time from which every non-dead neuron stays in S₊ "
+            "(a>0) or S₋ (a<0)", lambda tr, _p, _o: _nan(phases.cone_time(tr))
+            if tr.n_frames else float("nan")),
+    Summary("mu", "Min et al.'s separability min cos(y_i x_i, y_j x_j)", _mu),
+    Summary("t_min_bound", "Min et al.'s alignment bound T in our time", _t_min_bound),
+)
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -392,6 +479,58 @@ def _sweep_alignment_vs_mu(quick: bool) -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------- experiments
+_FREEZE = {"model.train_output": False, "init.scheme": "fixed_output", "init.output_value": 1.0,
+           "init.output_norm": "none"}
+EXPERIMENTS = {
+    "toy_2d": (
+        Experiment("eps_up", "Start a million times larger (ε × 10⁶)", {"init.scale": Times(1e6)},
+                   "The neurons turn to the same two rays just as fast — the turning does not "
+                   "depend on ε — but they start bigger, so the norms grow and the loss falls "
+                   "earlier. T shrinks by ln(10⁶)/(4 n X_max).", "min.time"),
+        Experiment("leaky", "Leaky ReLU γ = 0.2", {"model.gamma": 0.2},
+                   "The theorem is for ReLU: the dashed T line disappears and the claim "
+                   "becomes an illustration. Neurons that see no point keep a small gradient, "
+                   "so none stays frozen where it started.", "min.time"),
+        Experiment("gaussian", "Unbalanced Gaussian start", {"init.scheme": "gaussian"},
+                   "a_j and w_j start independent, not |a_j| = ‖w_j‖ (eq. 3): the theorem no "
+                   "longer covers the run, yet most neurons still reach their cones; a few "
+                   "with a_j ≈ 0 may change sign and go the other way.", "min.cones"),
+    ),
+    "toy_2d_alpha1e-6": (
+        Experiment("eps_tiny", "Back to ε = 10⁻²⁰", {"init.scale": 1e-20},
+                   "Now Lemma 1's ε condition holds: the dashed T line appears, and every "
+                   "neuron is in its cone before it. At 10⁻⁶ the cones are reached at the "
+                   "same time, but T is earlier, so it is no bound there.", "min.time"),
+        Experiment("wider", "Ten times more neurons", {"model.width": Times(10.0)},
+                   "More markers on the same two rays: alignment does not depend on the width; "
+                   "the cone time stays where it was.", "min.cones"),
+    ),
+    "digits_0v1": (
+        Experiment("big_start", "Start large: init scale 0.3", {"init.scale": 0.3},
+                   "No alignment phase: the loss falls at once and the positive neurons never "
+                   "gather at x₊ before it does — the alignment claim fails on this run.",
+                   "min.digits.alignment"),
+        Experiment("freeze", "Freeze the output layer (a_j = ±1)", _FREEZE,
+                   "Appendix A.5: with only W trained the norms grow while the directions "
+                   "turn — no separate alignment phase.", "min.first_layer_only"),
+        Experiment("three_eight", "Other digits: 3 against 8", {"data.classes": [3, 8]},
+                   "A harder pair: the neurons still align to x₊/x₋ before the loss falls, "
+                   "and the first layer still ends close to rank 1.",
+                   "min.digits.stable_rank"),
+    ),
+    "digits_first_layer_only": (
+        Experiment("both", "Train both layers again",
+                   {"model.train_output": True, "init.scheme": "gaussian"},
+                   "The two phases come back: directions first while the norms stay tiny, "
+                   "then growth and the fall of the loss.", "min.first_layer_only"),
+        Experiment("smaller", "Start 100 times smaller", {"init.scale": Times(0.01)},
+                   "With the output layer frozen a smaller start only delays everything: "
+                   "norms and directions still change together.", "min.first_layer_only"),
+    ),
+}
+
+
 # ----------------------------------------------------------------------------- the paper
 PAPER = Paper(
     key="min",
@@ -409,8 +548,11 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    applies_to=applies_to,
     report_figure=report_figure,
     numbers=NUMBERS,
+    summaries=SUMMARIES,
+    experiments=EXPERIMENTS,
     knobs=scale_width_gamma_knobs(),
     showcases=(
         Showcase("toy_2d", "Min et al. · 2-D toy",

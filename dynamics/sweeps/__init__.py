@@ -35,11 +35,11 @@ from .io import (
     to_parquet_bytes,
 )
 from .spec import Axis, Point, Sweep, SweepError, max_points
-from .summaries import SUMMARIES, compute_point, needs_phases, ols_loss, summarise
+from .summaries import SUMMARIES, compute_point, needs_phases, summarise
 
 __all__ = ["BUILTINS", "FIXED_COLUMNS", "SUMMARIES", "Axis", "Clusters", "Point",
            "ProgressCallback", "Sweep", "SweepError", "SweepResult", "builtin_sweep",
            "cancel_futures", "compute_point", "default_clusters", "get_client", "make_frame",
-           "max_points", "n_workers_of", "needs_phases", "ols_loss", "prestart", "run_sweep",
+           "max_points", "n_workers_of", "needs_phases", "prestart", "run_sweep",
            "run_sweep_serial", "scheduler_address", "submission_order", "summarise",
            "sweep_from_frame", "to_csv_bytes", "to_parquet_bytes", "warm_up"]

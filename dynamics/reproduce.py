@@ -20,16 +20,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import PAPERS, check_claims
-from .base import Run
-from .claims import Claim, claims_json, claims_markdown
+from .papers import PAPERS, Run, check_claims
+from .papers.claims import Claim, claims_json, claims_markdown
+from .service import default_service
+from .sweeps import Clusters, builtin_sweep, run_sweep
 
 
 def prefetch(paper: str, fast: bool, *, n_workers: int | None = None) -> list[str]:
     """Run the paper's `prefetch_claims` built-in sweeps on Dask (quick size when `fast`);
     returns one line per sweep (points, time, workers) for the report."""
-    from ..sweeps import Clusters, builtin_sweep, run_sweep
-
     def progress(done: int, total: int, row: dict[str, Any]) -> None:
         if done == total or done % max(total // 10, 1) == 0:
             print(f"  {done}/{total} runs", file=sys.stderr, flush=True)
@@ -51,8 +50,6 @@ def prefetch(paper: str, fast: bool, *, n_workers: int | None = None) -> list[st
 
 def default_runner() -> Run:
     """`default_service().run`: cached, shared with the Dask workers' disk cache."""
-    from ..service import default_service
-
     svc = default_service()
     return svc.run
 
