@@ -156,7 +156,11 @@ def test_open_in_explorer_keeps_every_papers_preset(paper):
 
     cfg = next(iter(PAPERS[paper].presets(True).values()))
     params = explorer_binder().query(ExplorerView(), {"run": cfg})
-    at = _open("app_pages/explorer.py", params)
+    at = AppTest.from_file(APP, default_timeout=300)  # a new session opening the link
+    for k, v in params.items():  # (the Explorer is the app's default page)
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
     assert not at.error and not [w.value for w in at.warning if "ignored" in w.value]
     titles = _titles(at)
     assert titles and f"width m = {cfg.model.width}" in titles[0], titles
