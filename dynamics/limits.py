@@ -87,6 +87,7 @@ class Settings:
     core_threads: int = 0  # blocks of a large GD step run at once; 0 = the usable CPUs
     core_blas_threads: int = 1  # BLAS threads of the kernels' large products; 0 = library default
     numpy_blas_threads: int = 1  # NumPy's BLAS threads in a service process; 0 = library default
+    prefetch: int = 1  # 1: Service.prefetch runs neighbouring settings ahead; 0: it does nothing
 
 
 SETTING_HELP: dict[str, str] = {
@@ -94,6 +95,7 @@ SETTING_HELP: dict[str, str] = {
     "core_threads": "threads one large GD run uses (auto = usable CPUs; 1 = one at a time)",
     "core_blas_threads": "BLAS threads of the kernels' large products (0 = library default)",
     "numpy_blas_threads": "NumPy's BLAS threads in a process running the service (0 = default)",
+    "prefetch": "1: the Explorer computes the neighbouring settings ahead, when idle; 0: off",
 }
 
 
@@ -115,4 +117,5 @@ def get_settings() -> Settings:
         core_threads=_int_env("EAE_CORE_THREADS", 0),
         core_blas_threads=_int_env("EAE_CORE_BLAS_THREADS", 1),
         numpy_blas_threads=_int_env("EAE_NUMPY_BLAS_THREADS", 1),
+        prefetch=min(1, _int_env("EAE_PREFETCH", 1)),
     )

@@ -314,7 +314,10 @@ class Service:
     def prefetch(self, configs: list[Config | Mapping[str, Any]]) -> int:
         """Compute `configs` speculatively in the background (see the module docstring): the
         pending list becomes the uncached ones among them (at most `PREFETCH_MAX`, in order);
-        returns how many are pending. Never blocks; invalid mappings are skipped."""
+        returns how many are pending. Never blocks; invalid mappings are skipped. With
+        `EAE_PREFETCH=0` (`Settings.prefetch`; the test suite's default) nothing is started."""
+        if not get_settings().prefetch:
+            return 0
         todo: list[Config] = []
         wanted: set[str] = set()
         for c in configs:

@@ -26,6 +26,12 @@ import pytest
 from devtools.browser import VIEWPORT, chromium_missing, launch_chromium, wait_for_streamlit_idle
 from devtools.server import REPO_ROOT, StreamlitServer
 
+# The Explorer's background prefetch (neighbouring settings computed ahead) would compete with
+# the next test for the two cores; the tests of prefetch turn it on (monkeypatch.setenv). Set
+# before any server starts, so the servers inherit it; EAE_PREFETCH=1 in the caller's
+# environment keeps it on everywhere.
+os.environ.setdefault("EAE_PREFETCH", "0")
+
 
 # --------------------------------------------------------------------------------------
 # Cache isolation
