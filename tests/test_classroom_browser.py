@@ -65,9 +65,27 @@ def context_of(browser: Any) -> Iterator[Any]:
         ctx.close()
 
 
+# True once the presenter script (ui.presenter.FIT_JS, every 0.3 s) has placed the figure:
+# its --eae-fig-top is the figure's top and Plotly has drawn at the container's size. Without
+# that script (normal mode) or a figure there is nothing to wait for.
+FITTED_JS = """() => {
+  const el = document.querySelector('[class*="st-key-eae-fig-"]');
+  const want = document.documentElement.style.getPropertyValue('--eae-fig-top');
+  if (!el || !want) return true;
+  let top = el.getBoundingClientRect().top;
+  for (let p = el.parentElement; p; p = p.parentElement) top += p.scrollTop || 0;
+  if (Math.max(0, Math.round(top)) + 'px' !== want) return false;
+  const gd = el.querySelector('.js-plotly-plot');
+  if (!gd || !gd._fullLayout) return false;
+  const box = gd.getBoundingClientRect();
+  return Math.abs(gd._fullLayout.height - box.height) <= 1
+      && Math.abs(gd._fullLayout.width - box.width) <= 1;
+}"""
+
+
 def _settle(page: Any) -> None:
     wait_for_streamlit_idle(page, timeout=300)
-    page.wait_for_timeout(1200)  # the presenter script sizes the figure (polls every 0.3 s)
+    page.wait_for_function(FITTED_JS, timeout=30_000, polling=100)
     wait_for_streamlit_idle(page, timeout=120)
 
 
