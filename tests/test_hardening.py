@@ -1,4 +1,4 @@
-"""Hardening (issue 14): nothing unpickled from the cache, a cache that repairs itself, the
+"""Hardening: nothing unpickled from the cache, a cache that repairs itself, the
 concurrency slot freed at the deadline, uploads kept as arrays within a memory budget, a
 compute limit for gf, input edge cases (deep nesting, many or stray URL keys, --out, JSON
 output) and messages that say what to change. Real files, real subprocesses."""

@@ -6,7 +6,7 @@ simulation, which runs in the service's own worker thread; so the bar is updated
 script thread, and a click on Cancel (a rerun request) interrupts the wait at the next update:
 the service then drops this waiter and stops the simulation if nobody else waits for it.
 
-Speed (issue 16): the progress placeholder is always reserved, so the elements after it (the
+Speed: the progress placeholder is always reserved, so the elements after it (the
 chart) keep their place while a new run computes and the old figure stays, greyed, until the
 new one arrives; a cached figure carries its plotly.js dict (`frozen_spec`), so a rerun does not
 deep-copy it again; `prefetch` hands the neighbouring settings to the service's background
