@@ -203,3 +203,22 @@ def test_example_notebook_runs_in_the_installed_copy(installed: Installed) -> No
     where = printed.strip().splitlines()[-1].split()
     assert len(where) == 2 and all(w.startswith(str(installed.venv)) for w in where), where
     assert (installed.workdir / "early_alignment.html").stat().st_size > 100_000
+
+
+def test_installed_dashboard_runs_its_pages(installed: Installed) -> None:
+    """The installed app.py finds the installed pages (through `import app_pages`) and they
+    run: the default page (the Explorer, drawing a run) and About & status, under AppTest."""
+    probe = (
+        "import json; from pathlib import Path; import app_pages;"
+        "from streamlit.testing.v1 import AppTest; from ui.server import APP_SCRIPT;"
+        "at = AppTest.from_file(str(APP_SCRIPT), default_timeout=600); at.run();"
+        "explorer = ([e.value for e in at.exception], [m.value for m in at.markdown][:1]);"
+        "at.switch_page(str(Path(app_pages.__file__).parent / 'status.py')); at.run();"
+        "status = ([e.value for e in at.exception], [t.value for t in at.title]);"
+        "print(json.dumps([str(APP_SCRIPT), explorer, status]))")
+    r = installed.run(installed.python, "-c", probe, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    script, explorer, status = json.loads(r.stdout.strip().splitlines()[-1])
+    assert script.startswith(str(installed.venv)) and script.endswith("ui/dashboard/app.py")
+    assert explorer == [[], ["### Early alignment explorer"]], explorer
+    assert status == [[], ["About & status"]], status
