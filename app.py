@@ -1,14 +1,16 @@
 """Streamlit entry point: page config, theme and navigation over app_pages/.
 
-Run with `bash scripts/run.sh` (or `streamlit run app.py`). Pages are thin: widgets → Config →
-service → figures (viz/). They live in app_pages/, not pages/: Streamlit treats a pages/
-folder as a legacy multipage app, and a deep link opened first on a fresh server would then
-run the page without this navigation.
+Run with `bash scripts/run.sh` or `eae app` (or `streamlit run app.py`). Pages are thin:
+widgets → Config → service → figures (viz/). They live in app_pages/, not pages/: Streamlit
+treats a pages/ folder as a legacy multipage app, and a deep link opened first on a fresh
+server would then run the page without this navigation.
 """
 
 from pathlib import Path
 
 import streamlit as st
+
+import app_pages
 
 # a local favicon: a Material-icon favicon would be fetched from a font server by every browser
 st.set_page_config(page_title="Early Alignment Explorer",
@@ -18,7 +20,7 @@ from ui.startup import wait_for_kernels  # noqa: E402 (after set_page_config)
 
 wait_for_kernels()  # a fresh server: a progress message, not a blank page
 
-HERE = Path(__file__).parent
+ROOT = Path(app_pages.__file__).parents[1]  # above app_pages/: a checkout or site-packages
 PAGES = [  # (file, title, Material icon, default)
     ("app_pages/overview.py", "Overview", ":material/home:", False),
     ("app_pages/explorer.py", "Explorer", ":material/explore:", True),
@@ -30,8 +32,8 @@ PAGES = [  # (file, title, Material icon, default)
 ]
 
 pages = [
-    st.Page(str(HERE / f), title=title, icon=icon, default=default, url_path=Path(f).stem)
+    st.Page(str(ROOT / f), title=title, icon=icon, default=default, url_path=Path(f).stem)
     for f, title, icon, default in PAGES
-    if (HERE / f).exists()
+    if (ROOT / f).exists()
 ]
 st.navigation(pages).run()

@@ -6,7 +6,7 @@ Measures, for the default config:
 - server time of a script run for a cached config (AppTest; the second run of the page: the
   trajectory, its analysis and the figure are all cached);
 - the figure build time without the figure cache, and the figure's JSON size in bytes;
-- settings changes in the browser (issue 16 item 3): on the Explorer (1600×1000), a sidebar
+- settings changes in the browser: on the Explorer (1600×1000), a sidebar
   control (leaky slope γ, init scale ε, loss) is changed `--changes` times to values never run
   ("new") and as often back to values already run ("cached"); each is timed from the input's
   commit (Enter / the option's click / the slider key) to the moment the chart holds the NEW

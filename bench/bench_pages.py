@@ -1,4 +1,4 @@
-"""First chart of every page, and the quick built-in sweeps (issue 16, item 4; a benchmark,
+"""First chart of every page, and the quick built-in sweeps (a benchmark,
 not a test).
 
 Pages (Explorer ``/``, Overview, Papers — each paper via ``?paper=`` —, Compare, Real data,

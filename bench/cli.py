@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{tools}")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="report path (bench/REPORT.md)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, short runs (smoke test)")
-    ap.add_argument("--sizes", help="'n,d,m;n,d,m' GD sizes (default: the four of issue 6)")
+    ap.add_argument("--sizes", help="'n,d,m;n,d,m' GD sizes (default: bench.gd_peers.SIZES)")
     ap.add_argument("--repeats", type=int, default=None, help="interleaved timing rounds")
     ap.add_argument("--peers", default=",".join(peers.PEERS), help="comma list of peers")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: "

@@ -56,14 +56,14 @@ def from_config(path: Path, **updates: Any) -> tuple[Any, Problem, np.ndarray, n
 #: The largest dashboard-size run of the end-to-end table: the teacher run at m = 1000 (the
 #: Explorer's width goes to 5000, but a wider run costs diffrax tens of seconds per solve).
 DASHBOARD_RUN = "teacher, m = 1000"
-#: Issue 16's goals per end-to-end run: simulate() at least this many times faster than
+#: The goals per end-to-end run: simulate() at least this many times faster than
 #: diffrax; simulate() ≤ 1.3× the bare stepper on the runs with the 3× goal. Runs not listed
 #: are reported only.
 FLOW_GOALS = {"three-point": 3.0, "teacher": 3.0, DASHBOARD_RUN: 1.0}
 
 
 def flow_runs(quick: bool = False) -> dict[str, Any]:
-    """The end-to-end runs of issue 16 as Configs (adaptive gf, the configs' frames):
+    """The end-to-end runs as Configs (adaptive gf, the configs' frames):
     Boursier & Flammarion's three points (m = 200, balanced λ = 1e-3/√m, t = 4000), a
     Chistikov et al. teacher run (d = 16, λ = 4⁻⁶ with their √(dm) normalisation, m = 200,
     t = 1000), Wang & Ma's two signals (its `four_phases` preset, integrated by gf) and the

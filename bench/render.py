@@ -36,7 +36,7 @@ def _x(num: float, den: float, digits: int = 2) -> str:
 
 
 def flow_lines(flow: dict[str, Any], goals: list[tuple[str, str, str]]) -> list[str]:
-    """The end-to-end tables (bench.flow.end_to_end) and their goals (issue 16): per row,
+    """The end-to-end tables (bench.flow.end_to_end) and their goals: per row,
     ``goal`` is the factor simulate() must beat diffrax by (None: reported only); rows with
     a goal ≥ 3 also carry the simulate ≤ 1.3× bare goal."""
     dfx = flow.get("diffrax")
@@ -337,6 +337,6 @@ def render(res: dict[str, Any]) -> str:
                           f"{su['cold']['process_s']:.1f} s / {su['warm']['process_s']:.1f} s",
                           "reported"))
     L[L.index("## Machine"):L.index("## Machine")] = [
-        "## Goals (issues 6 and 16)", "", "| goal | measured | status |", "|---|---|---|",
+        "## Goals", "", "| goal | measured | status |", "|---|---|---|",
         *[f"| {a} | {b} | {c} |" for a, b, c in goals], ""]
     return "\n".join(L) + "\n"

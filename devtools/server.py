@@ -32,13 +32,15 @@ def streamlit_python() -> str:
 class StreamlitServer:
     """A ``streamlit run`` subprocess bound to 127.0.0.1 on a free port.
 
-    The process runs from the repository root with the caller's environment plus ``env``
-    (``EAE_CACHE_DIR`` defaults to ``log_dir/eae_cache``, so it never touches the user's
-    cache); its output goes to a log file in ``log_dir``. Call `wait_healthy` before use and
-    `stop` at the end.
+    The process runs from the repository root (or `cwd`) with the caller's environment plus
+    ``env`` (``EAE_CACHE_DIR`` defaults to ``log_dir/eae_cache``, so it never touches the user's
+    cache); its output goes to a log file in ``log_dir``. `command` replaces
+    ``python -m streamlit run SCRIPT`` (e.g. an installed ``eae app``); the server flags below
+    follow it. Call `wait_healthy` before use and `stop` at the end.
     """
 
-    def __init__(self, script: Path, env: dict[str, str] | None, log_dir: Path) -> None:
+    def __init__(self, script: Path, env: dict[str, str] | None, log_dir: Path, *,
+                 command: list[str] | None = None, cwd: Path | None = None) -> None:
         self.script = Path(script)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -49,7 +51,7 @@ class StreamlitServer:
         if env:
             full_env.update(env)
         cmd = [
-            streamlit_python(), "-m", "streamlit", "run", str(self.script),
+            *(command or [streamlit_python(), "-m", "streamlit", "run", str(self.script)]),
             "--server.headless", "true",
             "--server.port", str(self.port),
             "--server.address", "127.0.0.1",
@@ -59,7 +61,7 @@ class StreamlitServer:
         self._log = open(self.log_path, "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             cmd,
-            cwd=REPO_ROOT,
+            cwd=cwd or REPO_ROOT,
             env=full_env,
             stdin=subprocess.DEVNULL,
             stdout=self._log,

@@ -1,4 +1,5 @@
-"""Command line: python -m dynamics run|sweep|reproduce (benchmarks: python -m bench).
+"""Command line: python -m dynamics run|sweep|reproduce, also the `eae` console script
+(benchmarks: python -m bench).
 
 `run CONFIG.json --out run.npz [--set key=value ...]` validates the config (every error is
 printed with its field path, exit code 2) and the output path (a folder it can write in, not a
@@ -96,8 +97,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if traj.status == "completed" else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m dynamics",
+def build_parser(prog: str = "python -m dynamics",
+                 epilog: str | None = None) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, epilog=epilog,
                                  description="Early Alignment Explorer: simulate, sweep, "
                                  "reproduce the papers' claims.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -136,11 +138,14 @@ def _delegate(module: str, name: str):
 DELEGATED = {"sweep": "dynamics.sweeps.cli", "reproduce": "dynamics.reproduce"}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str = "python -m dynamics",
+         epilog: str | None = None) -> int:
+    """The command line; `prog` and `epilog` let the `eae` console script (ui.launcher, which
+    adds `eae app`) present it as its own."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in DELEGATED:  # their own parsers take every further argument
         return _delegate(DELEGATED[argv[0]], argv[0])(argparse.Namespace(rest=argv[1:]))
-    ap = build_parser()
+    ap = build_parser(prog, epilog)
     args = ap.parse_args(argv)
     try:
         return int(args.func(args))

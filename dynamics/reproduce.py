@@ -1,4 +1,4 @@
-"""`python -m dynamics reproduce [paper] [--fast | --full] [--out reports/] [--serial]`: check
+"""`python -m dynamics reproduce [paper] [--quick | --full] [--out reports/] [--serial]`: check
 every paper's claims (the registry, `PAPERS`) and write the report ``claims.md`` and
 ``claims.json`` (``--full``: ``claims_full.*``), one row per claim with its verdict (pass, fail
 or illustration — not counted), measured, expected, tolerance, justification and integrator.
@@ -91,7 +91,8 @@ def cli_main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m dynamics reproduce")
     ap.add_argument("paper", nargs="?", default="all", choices=("all", *PAPERS))
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--fast", action="store_true", default=True)
+    g.add_argument("--quick", action="store_true", default=True,
+                   help="the CI-size checks (default)")
     g.add_argument("--full", action="store_true")
     ap.add_argument("--out", default="reports")
     ap.add_argument("--serial", action="store_true",

@@ -327,7 +327,10 @@ class Service:
         order); owners (e.g. sessions) take turns, one run at a time. `on_done(traj)` is called
         in the prefetch thread after each completed run of this owner (a run that was already
         cached is not called back: the caller can `peek` it). Returns how many are pending for
-        this owner. Never blocks; invalid mappings are skipped."""
+        this owner. Never blocks; invalid mappings are skipped. With `EAE_PREFETCH=0`
+        (`Settings.prefetch`; the test suite's default) nothing is started."""
+        if not get_settings().prefetch:
+            return 0
         todo: list[Config] = []
         wanted: set[str] = set()
         for c in configs:

@@ -4,8 +4,8 @@
 #   bash scripts/setup.sh --no-browser  # venv + Python deps only (enough to run the dashboard)
 # Safe to run repeatedly: pip only runs when the requirements files or pyproject.toml changed
 # since the last successful install (hash stamp in .venv/.requirements.sha256). The project
-# itself is installed editable (`pip install --no-deps -e .`): `import dynamics` from anywhere
-# and the `eae` console script.
+# itself is installed editable (`pip install --no-deps -e .`, built by the pinned hatchling):
+# `import dynamics` from anywhere and the `eae` console script (`eae app`, `eae run`, ...).
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,7 +58,8 @@ if [[ "$WANT_HASH" != "$HAVE_HASH" || ! -x .venv/bin/eae ]]; then
   start=$SECONDS
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt </dev/null
   # --- 4. The project, editable: the exact pins above stay the ones in force ---
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e . </dev/null
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+    --no-build-isolation -e . </dev/null
   echo "$WANT_HASH" >"$STAMP"
   log "dependencies installed in $((SECONDS - start)) s"
 fi

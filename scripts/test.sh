@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Set up (idempotent) and run the tests.
-#   bash scripts/test.sh                 # fast suite: -m "not slow" (includes browser tests)
+#   bash scripts/test.sh                 # the suite: -m "not slow" (browser and install included)
+#   bash scripts/test.sh -m fast         # the fast loop: no slow, browser or install tests
 #   bash scripts/test.sh -m slow         # the long checks
-#   bash scripts/test.sh tests/test_x.py # any pytest arguments
+#   bash scripts/test.sh tests/test_x.py # any pytest arguments (-n 0: one process, e.g. --pdb)
+# Tests run in two pytest-xdist workers (`-n 2 --dist loadgroup`; tests/conftest.py puts every
+# browser test on one worker with the one Streamlit server) unless the arguments choose -n.
 # Lint (ruff) and the type check (mypy on dynamics/, settings in pyproject.toml) run first;
 # pytest runs even if they fail, so its summary is always printed. Exit code is pytest's;
 # "no tests collected" (pytest exit 5) and a lint or type failure with passing tests exit 1.
@@ -24,8 +27,12 @@ mypy_rc=0
 if [[ $# -eq 0 ]]; then
   set -- -m "not slow"
 fi
+workers=(-n 2 --dist loadgroup)
+for arg in "$@"; do
+  case "$arg" in -n|-n*|--numprocesses*|no:xdist) workers=() ;; esac
+done
 
-.venv/bin/python -m pytest -p no:cacheprovider --durations=15 "$@"
+.venv/bin/python -m pytest -p no:cacheprovider --durations=15 "${workers[@]}" "$@"
 rc=$?
 if [[ $rc -eq 5 ]]; then
   echo "[test] pytest collected no tests: treating as failure" >&2

@@ -26,6 +26,41 @@ import pytest
 from devtools.browser import VIEWPORT, chromium_missing, launch_chromium, wait_for_streamlit_idle
 from devtools.server import REPO_ROOT, StreamlitServer
 
+# The Explorer's background prefetch (neighbouring settings computed ahead) would compete with
+# the next test for the two cores; the tests of prefetch turn it on (monkeypatch.setenv). Set
+# before any server starts, so the servers inherit it; EAE_PREFETCH=1 in the caller's
+# environment keeps it on everywhere.
+os.environ.setdefault("EAE_PREFETCH", "0")
+
+
+# --------------------------------------------------------------------------------------
+# Parallel runs (pytest-xdist, `-n 2 --dist loadgroup` in scripts/test.sh)
+# --------------------------------------------------------------------------------------
+LONG_MARKERS = ("slow", "browser", "install")  # what the fast loop (-m fast) leaves out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test without a `LONG_MARKERS` marker `fast` (`-m fast`: the loop of a
+    minute or two). Under `--dist loadgroup`: every browser test in one group, so one worker
+    starts the one Streamlit server and Chromium; every other test grouped by its file, so a
+    module's fixtures (a Dask cluster, the installed wheel) are built once."""
+    for item in items:
+        if not any(item.get_closest_marker(m) for m in LONG_MARKERS):
+            item.add_marker(pytest.mark.fast)
+        group = "browser" if item.get_closest_marker("browser") else item.path.name
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With xdist workers, compile (or load) every kernel once in the controller before they
+    start, so the workers and the server load them from numba's cache instead of each
+    compiling them at the same time (an empty cache under `.ci/run`)."""
+    if getattr(session.config, "workerinput", None) is None and \
+            session.config.getoption("dist", "no") != "no":
+        from dynamics.warmup import warm_kernels
+
+        warm_kernels()
+
 
 # --------------------------------------------------------------------------------------
 # Cache isolation

@@ -27,7 +27,7 @@ def test_report_writer_runs_on_tiny_sizes(tmp_path: Path, capsys) -> None:
     assert rc == 0 and out.exists()
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Core benchmark report")
-    for heading in ("## Goals (issues 6 and 16)", "## Machine", "## GD step vs peers",
+    for heading in ("## Goals", "## Machine", "## GD step vs peers",
                     "## Gradient flow vs SciPy"):
         assert heading in text
     assert "| (3, 2, 10) |" in text  # the GD table has a row for the requested size

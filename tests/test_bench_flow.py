@@ -1,4 +1,4 @@
-"""The end-to-end section of `python -m bench` (issue 16): `--only`, and its table rendered from
+"""The end-to-end section of `python -m bench`: `--only`, and its table rendered from
 raw results (no timing here; `tests/test_bench.py` runs the quick report, this section
 included)."""
 

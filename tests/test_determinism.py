@@ -1,10 +1,12 @@
-"""Same config, same bits (issue 14.1): in any process, whether numba compiled the kernels or
-loaded them from its disk cache, and with any number of threads.
+"""Same config, same bits: in any process, whether numba compiled the kernels or loaded them
+from its disk cache, and with any number of threads.
 
-Two fresh processes with separate, empty NUMBA_CACHE_DIRs (both compile) and a third that reuses
-the first one's cache (loads) print a digest of every array of gf runs at widths 2–7 on the
-three-point and the default data, and of gd runs; all three must agree. With fast-math
-reassociation in the kernels, compiled and cache-loaded `_gf_run` differed in the last bits.
+A fresh process with an empty NUMBA_CACHE_DIR (it compiles every kernel) and a second one that
+reuses that cache (it loads them, compiling nothing) print a digest of every array of gf runs
+at widths 2–7 on the three-point and the default data, and of gd runs; both must agree, and
+agree with the test process's own kernels (compiled there, or loaded from the suite's cache).
+With fast-math reassociation in the kernels, compiled and cache-loaded `_gf_run` differed in
+the last bits.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from tests.test_core import random_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_PROBE = r"""
+# digests of every array of the runs below, in `out` (run in fresh processes and in this one)
+_BODY = r"""
 import hashlib, json
 import numpy as np
 from dynamics.config import Config
@@ -61,8 +64,8 @@ c = Config.from_dict({"model": {"width": 40}, "data": {"kind": "teacher", "d": 6
                       "record": {"frames": 8, "scalars": 20}})
 tr = simulate(c)  # BLAS path (n·d·m ≥ 256)
 out["simulate gd blas"] = digest(*tr.to_arrays().values())
-print(json.dumps(out))
 """
+_PROBE = _BODY + "print(json.dumps(out))\n"
 
 
 def _run(cache: Path) -> dict[str, str]:
@@ -73,24 +76,20 @@ def _run(cache: Path) -> dict[str, str]:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def _start(cache: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-c", _PROBE], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
 def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) -> None:
-    a, b = tmp_path / "cache_a", tmp_path / "cache_b"
-    procs = [_start(a), _start(b)]  # both compile from scratch, side by side
-    cold = []
-    for pr in procs:
-        stdout, stderr = pr.communicate(timeout=300)
-        assert pr.returncode == 0, stderr[-2000:]
-        cold.append(json.loads(stdout.strip().splitlines()[-1]))
-    assert any(a.rglob("*.nbi")), "the first process wrote no numba cache"
-    warm = _run(a)  # loads every kernel from a's cache
-    assert cold[0] == cold[1] == warm
+    cache = tmp_path / "numba_cache"
+    cold = _run(cache)  # compiles every kernel from scratch
+    index = sorted(cache.rglob("*.nbi"))
+    assert index, "the cold process wrote no numba cache"
+    stamps = {p: p.stat().st_mtime_ns for p in index}
+    warm = _run(cache)  # loads every kernel from that cache
+    assert {p: p.stat().st_mtime_ns for p in sorted(cache.rglob("*.nbi"))} == stamps, \
+        "the warm process compiled again instead of loading"
+    assert cold == warm
     assert len(warm) == 6 + 6 + 6 + 1
+    here: dict = {}  # this process's kernels: compiled here or loaded from the suite's cache
+    exec(_BODY, here)
+    assert here["out"] == cold
 
 
 def test_split_bits_are_the_same_with_1_2_and_3_threads() -> None:

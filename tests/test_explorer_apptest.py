@@ -227,6 +227,7 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
     notes are shown under the figure, as text."""
     from ui import figures, prefetch, runner
 
+    monkeypatch.setenv("EAE_PREFETCH", "1")  # off elsewhere in the suite (tests/conftest.py)
     simulated: list[tuple[float, float]] = []
     built: list[tuple[float, float]] = []
     real_figure = figures.main_figure

@@ -75,7 +75,7 @@ def test_explorer_bad_link_warns(streamlit_server, page, screenshot_dir):
 
 @pytest.mark.browser
 def test_link_parameter_names_are_shown_as_text(streamlit_server, page):
-    """A link whose parameter names are Markdown (issue 14): the warning shows them as text; no
+    """A link whose parameter names are Markdown: the warning shows them as text; no
     link or image is made from them and no request leaves for their hosts."""
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))

@@ -1,4 +1,4 @@
-"""Hardening (issue 14): nothing unpickled from the cache, a cache that repairs itself, the
+"""Hardening: nothing unpickled from the cache, a cache that repairs itself, the
 concurrency slot freed at the deadline, uploads kept as arrays within a memory budget, a
 compute limit for gf, input edge cases (deep nesting, many or stray URL keys, --out, JSON
 output) and messages that say what to change. Real files, real subprocesses."""
@@ -211,7 +211,9 @@ def test_the_slot_and_the_waiters_are_released_when_the_deadline_passes(tmp_path
 
     a = threading.Thread(target=call, args=("a", tiny(seed=99)), daemon=True)
     a.start()
-    time.sleep(0.3)
+    end = time.monotonic() + 30
+    while svc.stats()["running"] < 1 and time.monotonic() < end:  # a holds the one slot
+        time.sleep(0.02)
     b = threading.Thread(target=call, args=("b", tiny(seed=8)), daemon=True)
     b.start()
     a.join(15)

@@ -109,30 +109,53 @@ def _pins(name: str) -> dict[str, str]:
     return out
 
 
-def test_pyproject_dependencies_agree_with_requirements_pins():
+def _agree(requirements: list[str], pins: dict[str, str], what: str) -> None:
     from packaging.requirements import Requirement
 
-    project = _pyproject()["project"]
-    reqs = [Requirement(r) for r in project["dependencies"]
-            + project["optional-dependencies"]["app"]]
-    pins = _pins("requirements.txt")
-    assert {r.name.lower() for r in reqs} == set(pins), "pyproject and requirements.txt differ"
+    reqs = [Requirement(r) for r in requirements]
+    assert {r.name.lower() for r in reqs} == set(pins), f"pyproject and {what} differ"
     for r in reqs:
         pin = pins[r.name.lower()]
         assert r.specifier.contains(pin), f"{r} excludes the pin {pin}"
 
 
-def test_pyproject_installs_the_library_with_a_console_script():
+def test_pyproject_dependencies_agree_with_requirements_pins():
+    project = _pyproject()["project"]
+    extras = project["optional-dependencies"]
+    runtime = _pins("requirements.txt")
+    _agree(project["dependencies"] + extras["app"], runtime, "requirements.txt")
+    dev = {k: v for k, v in _pins("requirements-dev.txt").items() if k not in runtime}
+    _agree(extras["dev"], dev, "requirements-dev.txt")
+    backend = _pyproject()["build-system"]["requires"]
+    _agree(backend, {"hatchling": dev["hatchling"]}, "the build backend's pin")
+
+
+def test_pyproject_installs_the_packages_and_one_console_script():
     data = _pyproject()
-    assert data["build-system"]["build-backend"] == "setuptools.build_meta"
-    assert data["tool"]["setuptools"]["packages"]["find"]["include"] == ["dynamics",
-                                                                         "dynamics.*"]
-    assert data["project"]["scripts"]["eae"] == "dynamics.cli:main"
-    from dynamics.cli import main
+    assert data["build-system"]["build-backend"] == "hatchling.build"
+    wheel = data["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["packages"] == ["dynamics", "viz", "ui", "app_pages"]
+    assert data["project"]["scripts"] == {"eae": "ui.launcher:main"}
+    from ui.launcher import main
 
     assert callable(main)
     setup = (REPO_ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
-    assert "pip install -q --disable-pip-version-check --no-deps -e ." in setup
+    assert "--no-build-isolation -e ." in setup
+
+
+def test_run_script_is_eae_app_with_the_server_flags(capsys):
+    from ui.launcher import SERVER_FLAGS, app_command, main
+    from ui.server import APP_DIR
+
+    run = (REPO_ROOT / "scripts" / "run.sh").read_text(encoding="utf-8")
+    assert 'exec .venv/bin/eae app "$@"' in run
+    cmd = app_command(["--server.port", "8600"])
+    assert cmd[1:5] == ["-m", "streamlit", "run", str(REPO_ROOT / "serve.py")]
+    assert cmd[5:] == [*SERVER_FLAGS, "--server.port", "8600"]  # the user's flags come last
+    assert APP_DIR == REPO_ROOT  # in a checkout; tests/test_install.py checks an installed one
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0 and "eae app" in capsys.readouterr().out
 
 
 def test_test_script_runs_ruff_and_mypy_on_the_library():

@@ -81,7 +81,7 @@ def test_cosines_and_patterns() -> None:
         pytest.approx(2 / 3)
 
 
-# ------------------------------------------------------ compiled frame metrics (issue 16)
+# ------------------------------------------------------------------ compiled frame metrics
 def _angle_matrix_before(W: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """The former metrics.angle_matrix-based statistics' input, kept as the reference: (k, k)
     angles (degrees) by arccos of the cosine matrix, or for a tight bundle (every cosine >

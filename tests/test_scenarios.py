@@ -65,11 +65,11 @@ def test_report_writer(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.png"))  # the library draws no figures
 
 
-def test_reproduce_fast_report_every_claim(tmp_path):
-    """CI: `python -m dynamics reproduce --fast` (in-process runs) writes claims.md/.json with
+def test_reproduce_quick_report_every_claim(tmp_path):
+    """CI: `python -m dynamics reproduce --quick` (in-process runs) writes claims.md/.json with
     every paper from the registry; every row has its verdict, measured, expected, tolerance,
     justification and integrator, and every counted claim passes."""
-    rc = reproduce.cli_main(["--fast", "--serial", "--out", str(tmp_path)])
+    rc = reproduce.cli_main(["--quick", "--serial", "--out", str(tmp_path)])
     data = json.loads((tmp_path / "claims.json").read_text())
     assert list(data) == list(papers.PAPERS)
     text = (tmp_path / "claims.md").read_text()

@@ -473,7 +473,20 @@ class CountingService(Service):
                 self.now -= 1
 
 
-def test_a_prefetched_config_is_then_a_cache_hit(svc: Service) -> None:
+@pytest.fixture()
+def prefetch_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite runs with EAE_PREFETCH=0 (tests/conftest.py); these tests turn it on."""
+    monkeypatch.setenv("EAE_PREFETCH", "1")
+
+
+def test_prefetch_off_starts_nothing(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EAE_PREFETCH", "0")
+    assert svc.prefetch([tiny(seed=39)]) == 0
+    assert svc.prefetch_idle(WAIT)
+    assert svc.stats()["prefetch_computations"] == 0 and svc.peek(tiny(seed=39)) is None
+
+
+def test_a_prefetched_config_is_then_a_cache_hit(svc: Service, prefetch_on: None) -> None:
     cfgs = [tiny(seed=40), tiny(seed=41)]
     assert svc.prefetch(cfgs) == 2
     assert svc.prefetch_idle(WAIT)
@@ -490,7 +503,8 @@ def test_a_prefetched_config_is_then_a_cache_hit(svc: Service) -> None:
     assert svc.prefetch(cfgs) == 0  # cached configs are not prefetched again
 
 
-def test_prefetch_runs_one_at_a_time_within_the_limits(tmp_path: Path) -> None:
+def test_prefetch_runs_one_at_a_time_within_the_limits(tmp_path: Path,
+                                                        prefetch_on: None) -> None:
     svc = CountingService(tmp_path, Limits(max_concurrent=1))
     many = [tiny(seed=50 + k) for k in range(12)]
     assert svc.prefetch(many) == 8  # at most PREFETCH_MAX pending, the first ones
@@ -500,7 +514,8 @@ def test_prefetch_runs_one_at_a_time_within_the_limits(tmp_path: Path) -> None:
     assert all(svc.peek(c) is None for c in many[8:])
 
 
-def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path) -> None:
+def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path,
+                                                           prefetch_on: None) -> None:
     svc = CountingService(tmp_path, Limits(max_concurrent=1))
     t0 = time.monotonic()
     svc.prefetch([never_ending(seed=60), tiny(seed=61)])

@@ -270,7 +270,7 @@ def test_deadline_takes_effect_within_seconds_on_a_large_problem() -> None:
     assert wall < 3.5, wall
 
 
-# ------------------------------------ recording at the kernel's pace (issue 16): same values
+# -------------------------------------------- recording at the kernel's pace: same values
 def _recorded_before(tr: Trajectory, f: int) -> dict[str, object]:
     """One frame's measurements by the former NumPy recorder (kept here as the reference):
     loss_grad, W Xᵀ > 0, LAPACK SVD, the (k, k) angle matrix, metrics.* formulas."""

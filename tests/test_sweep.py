@@ -185,7 +185,8 @@ def test_cancel_leaves_no_running_tasks(local_client):
             if len(busy) == 2 and all(len(v) for v in busy):
                 break
             time.sleep(0.1)
-        time.sleep(0.5)  # let both simulations start
+        while _worker_stat(local_client, "running") < 2 and time.monotonic() < end:
+            time.sleep(0.1)  # until both simulations have started, not only their tasks
         cancel.set()
 
     watcher = threading.Thread(target=watch, daemon=True)

@@ -1,4 +1,4 @@
-"""Geometry of the figures' text (issue 15): phase colours fixed by name, at most three phase
+"""Geometry of the figures' text: phase colours fixed by name, at most three phase
 labels, panel labels that do not overlap, a norm axis down to the smallest initial norm,
 titles clear of legends, and sweep figures without NaN sizes. Boxes are computed from the
 figure specs with the text estimates of `viz.label_layout` / `viz.header`."""

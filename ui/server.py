@@ -26,7 +26,11 @@ from typing import Any
 
 import plotly
 
-APP_SCRIPT = Path(__file__).resolve().parents[1] / "app.py"
+_DASHBOARD = Path(__file__).resolve().parent / "dashboard"  # in an installed copy (pyproject)
+#: The dashboard's root files (app.py, serve.py, assets/, .streamlit/config.toml): the checkout's
+#: root, or `ui/dashboard/` where the wheel puts them.
+APP_DIR = _DASHBOARD if (_DASHBOARD / "app.py").is_file() else Path(__file__).resolve().parents[1]
+APP_SCRIPT = APP_DIR / "app.py"
 API = "/api/eae"
 WAIT_S = 20.0  # longest a payload request waits for a figure being built
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -120,5 +124,5 @@ def _warm() -> None:
     w.warm_kernels()
 
 
-__all__ = ["API", "APP_SCRIPT", "lifespan", "middleware", "mounted", "plotly_js_url",
+__all__ = ["API", "APP_DIR", "APP_SCRIPT", "lifespan", "middleware", "mounted", "plotly_js_url",
            "register_payloads", "routes"]

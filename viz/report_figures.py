@@ -2,7 +2,7 @@
 declarative `dynamics.figure_spec.FigureSpec`, usually one run's loss beside a key quantity on
 log axes with the analysis' time markers) drawn by `viz.paper_figures.render`.
 
-    python -m viz.report_figures [paper] [--fast | --full] [--out reports]
+    python -m viz.report_figures [paper] [--quick | --full] [--out reports]
 
 writes `<out>/<paper>.png` (the files `reports/reproduce_*.md` link to). Each paper names the
 run and the figure (`dynamics.papers.ReportFigure`); this module only draws. PNGs go through
@@ -54,7 +54,7 @@ def use_chromium() -> None:
     os.environ.setdefault("BROWSER_PATH", chromium_path() or DEFAULT_BROWSER)
 
 
-def write_report_figures(out: Path, papers: Sequence[str] | None = None, fast: bool = True,
+def write_report_figures(out: Path, papers: Sequence[str] | None = None, quick: bool = True,
                          run: Callable[[Config], Trajectory] = simulate) -> list[str]:
     """Run each paper's report configuration and write `<out>/<paper>.png`. Returns the
     names written; a paper whose PNG cannot be rendered (kaleido or Chromium missing) is
@@ -63,7 +63,7 @@ def write_report_figures(out: Path, papers: Sequence[str] | None = None, fast: b
     out.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     for paper in papers or tuple(PAPERS):
-        spec = report_spec(paper, fast)
+        spec = report_spec(paper, quick)
         traj = run(spec.config)
         fig = report_figure(paper, traj, analyse(traj), spec=spec)
         name = f"{paper}.png"
@@ -81,16 +81,16 @@ __all__ = ["main", "report_figure", "report_spec", "use_chromium",
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m viz.report_figures [paper] [--fast | --full] [--out reports]"""
+    """python -m viz.report_figures [paper] [--quick | --full] [--out reports]"""
     ap = argparse.ArgumentParser(prog="python -m viz.report_figures")
     ap.add_argument("paper", nargs="?", default="all", choices=("all", *PAPERS))
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--fast", action="store_true", default=True)
+    g.add_argument("--quick", action="store_true", default=True)
     g.add_argument("--full", action="store_true")
     ap.add_argument("--out", default="reports")
     args = ap.parse_args(argv)
     papers = None if args.paper == "all" else [args.paper]
-    names = write_report_figures(Path(args.out), papers, fast=not args.full)
+    names = write_report_figures(Path(args.out), papers, quick=not args.full)
     for name in names:
         print(f"wrote {Path(args.out) / name}")
     return 0 if names else 1

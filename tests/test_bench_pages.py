@@ -1,7 +1,7 @@
-"""Issue 16 item 4 (first chart of every page, quick sweeps): the page benchmark's pure helpers,
-and the sweep optimisations giving the same results as before (a point skips the analysis when
-no phase summary is recorded; points are submitted seed by seed; the page draws the points
-finished so far). No speed is asserted here: `python -m bench pages` measures."""
+"""The pages benchmark (bench/bench_pages.py: first chart of every page, quick sweeps): its
+helpers, and the sweep optimisations giving the same results as before (a point skips the
+analysis when no phase summary is recorded; points are submitted seed by seed; the page draws
+the points finished so far). No speed is asserted here: `python -m bench pages` measures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16 item 3 (a settings change redraws fast): the benchmark's change plan, the
+"""The settings-change benchmark (bench/bench_page.py): its change plan, the
 neighbouring settings the Explorer prefetches, and the cached figure's dict (the same content
 as a freshly built figure). No timing here: speed is measured by `python -m bench page`."""
 

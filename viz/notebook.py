@@ -1,0 +1,94 @@
+"""The Explorer's animated figure in a Jupyter notebook, in one call and offline.
+
+    from viz.notebook import show
+    show({"model": {"width": 12}})            # a config (dict, JSON text or Config) …
+    show(traj)                                 # … or a Trajectory already simulated
+
+`show` simulates a config (`dynamics.simulate.simulate`; a Trajectory is used as it is),
+analyses it (`dynamics.analysis.analyse`: phases, theory, the papers' markers) and draws the
+Explorer's main figure (`viz.main_figure`). The result is a `NotebookFigure`: Jupyter shows it
+through `_repr_html_` as the standalone page of `viz.export.standalone_html` (plotly.js
+embedded, frames, ▶ Play and slider) inside an iframe, so it animates without a network
+connection, without plotly's notebook renderers and beside other figures on the same page.
+`.html` is that page (bytes; `.save(path)` writes it) and `.figure` the Plotly figure.
+
+This composes the library and a figure the way a page does; the figure builders themselves
+stay pure (they never integrate).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+
+from dynamics.analysis import analyse
+from dynamics.annotations import Analysis
+from dynamics.config import Config
+from dynamics.simulate import simulate
+from dynamics.trajectory import Trajectory
+
+from .export import standalone_html
+from .main_figure import main_figure
+
+IFRAME_MARGIN_PX = 40  # room for the page's margins around the figure inside the iframe
+DEFAULT_HEIGHT_PX = 720  # when the figure leaves its height to the container
+
+
+@dataclass(frozen=True)
+class NotebookFigure:
+    """A drawn run: the trajectory, its analysis, the Plotly figure and its standalone page."""
+
+    trajectory: Trajectory
+    analysis: Analysis | None
+    figure: go.Figure
+    html: bytes
+
+    @property
+    def height_px(self) -> int:
+        """The iframe's height: the figure's own height plus the page's margins."""
+        height = self.figure.layout.height
+        return int(height or DEFAULT_HEIGHT_PX) + IFRAME_MARGIN_PX
+
+    def _repr_html_(self) -> str:
+        doc = html.escape(self.html.decode("utf-8"), quote=True)
+        return (f'<iframe srcdoc="{doc}" title="Early alignment figure" '
+                f'style="width: 100%; height: {self.height_px}px; border: none;" '
+                'sandbox="allow-scripts"></iframe>')
+
+    def save(self, path: str | Path) -> Path:
+        """Write the standalone page (opens and animates offline in any browser)."""
+        out = Path(path)
+        out.write_bytes(self.html)
+        return out
+
+
+def _config(run: Config | Mapping[str, Any] | str | None) -> Config:
+    if run is None:
+        return Config()
+    if isinstance(run, Config):
+        return run
+    if isinstance(run, str):
+        return Config.from_json(run)
+    return Config.from_dict(dict(run))
+
+
+def show(run: Trajectory | Config | Mapping[str, Any] | str | None = None, *,
+         analysis: bool = True, title: str = "Early alignment", **figure_options: Any
+         ) -> NotebookFigure:
+    """The Explorer's animated figure of `run`: a `Trajectory`, or a config (a `Config`, a
+    dict such as ``{"model": {"width": 12}}``, its JSON text, or None for the defaults) that is
+    simulated here. `analysis` False leaves out phases, theory and paper markers;
+    `figure_options` go to `viz.main_figure.main_figure` (radius, time_axis, time_scale,
+    max_frames, …). Invalid configs raise `dynamics.config.ConfigError` naming each field."""
+    traj = run if isinstance(run, Trajectory) else simulate(_config(run))
+    found = analyse(traj) if analysis else None
+    fig = main_figure(traj, found, **figure_options)
+    return NotebookFigure(traj, found, fig, standalone_html(fig, title=title))
+
+
+__all__ = ["NotebookFigure", "show"]
