@@ -195,6 +195,6 @@ if not problems:
                 st.code(state.share_link(params), language=None)
         with st.expander("Downloads", expanded=False):
             st.markdown("**Run A** (and the comparison figure)")
-            downloads.download_panel(traj_a, fig.figure, key="cmp.dl.a")
+            downloads.download_panel(traj_a, fig, key="cmp.dl.a")
             st.markdown("**Run B**")
             downloads.download_panel(traj_b, None, key="cmp.dl.b")

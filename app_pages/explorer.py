@@ -107,10 +107,9 @@ else:
         fig = figures.main(traj, analysis, options)
         fam = family.plan(link_config, st.session_state.get(SCRUB_KEY, family.DEFAULT),
                           auto=bool(panel.t_end_auto), options=options)
-        scrub = None
-        if fam is not None and prefetch.enabled() and family.start(
-                fam, fig, traj, family.session_owner(), runner.get_service()):
-            scrub = fam.player_arg(family.choices(link_config))
+        fid = (family.offer(fam, fig, traj, family.session_owner(), runner.get_service())
+               if fam is not None and prefetch.enabled() else None)
+        scrub = fam.player_arg(family.choices(link_config), fid) if fam and fid else None
         charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
         try_this.panel(view, link_config, _show)
         if not view.presenter:  # (a projector view keeps the figure alone)
@@ -122,7 +121,7 @@ else:
             prefetch.prefetch(controls.neighbours(link_config, auto=bool(panel.t_end_auto),
                                                   moved=moved, direction=sign), options)
         with st.expander("Download", expanded=False):
-            downloads.download_panel(traj, fig.figure, key="explorer")
+            downloads.download_panel(traj, fig, key="explorer")
         with st.expander("Share this view", expanded=False):
             st.caption("Copy this link (the icon at its right): it reopens exactly these "
                        "settings" + (", in presenter mode." if view.presenter else ". "

@@ -217,7 +217,7 @@ if got is not None:
         st.caption("The Explorer opens with this run's full settings in its URL, to change "
                    "anything else.")
     with st.expander("Download this run", expanded=False):
-        downloads.download_panel(traj, fig.figure, checks or None, key=f"{PREFIX}.{paper}")
+        downloads.download_panel(traj, fig, checks or None, key=f"{PREFIX}.{paper}")
 
 for i, sec in enumerate(PAPER.sections):
     if isinstance(sec, StudySection):

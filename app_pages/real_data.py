@@ -285,7 +285,7 @@ if config is not None:
             "logistic loss; the default here is the exponential loss with a sum over the "
             "data (their L is a sum), and both are offered.")
         with st.expander("Downloads", expanded=False):
-            downloads.download_panel(traj, fig.figure, key="rd.dl")
+            downloads.download_panel(traj, fig, key="rd.dl")
         # drawn only once opened (the code block's script would load with the page)
         share = st.expander("Share this view", expanded=False, key=f"{P}.share",
                             on_change="rerun")

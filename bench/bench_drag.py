@@ -7,7 +7,8 @@ many figure updates per second the player draws while its scrub slider is dragge
 Starts one server (`streamlit run serve.py`, loopback, a fresh EAE_CACHE_DIR, prefetch on),
 opens the Explorer on the default link and on each paper's presets (the links "Open in
 Explorer" makes), and for each: the time from the first figure to the whole family loaded in
-the player (ε: 17 slider values), then a drag with the mouse back and forth across the ε and
+the player (ε: the slider's values) from the moment the visitor reaches for the slider (the
+family is computed only then), then a drag with the mouse back and forth across the ε and
 the γ slider for `--seconds` (a move every 16 ms, as a hand does), counting the runs the
 player swapped in (`swaps`) per second of drag. Nothing is asserted: the numbers are printed
 (and written as JSON with --json).
@@ -103,20 +104,20 @@ def _drag(page: Any, seconds: float) -> float | None:
 
 
 def _wait_family(page: Any, timeout_s: float) -> tuple[float | None, int]:
-    """Seconds from the first figure drawn to every member loaded (polled every 50 ms from
-    the navigation on), and the number of members."""
+    """Reach for the scrub slider (the family is computed from then on) and wait: seconds to
+    every member loaded (polled every 50 ms), and the number of members."""
+    slider = _frame(page).locator(".eae-scrub-input")
+    slider.scroll_into_view_if_needed()
+    slider.hover()
     t0 = time.perf_counter()
-    first: float | None = None
     got = None
     while time.perf_counter() - t0 < timeout_s:
         try:
             got = page.evaluate(FAMILY_JS)
         except Exception:  # the frame is being replaced by a rerun
             got = None
-        if got is not None:
-            first = first if first is not None else time.perf_counter()
-            if got["loaded"] >= got["n"]:
-                return time.perf_counter() - first, got["n"]
+        if got is not None and got["loaded"] >= got["n"]:
+            return time.perf_counter() - t0, got["n"]
         page.wait_for_timeout(50)
     return None, (got or {}).get("loaded", 0)
 
@@ -127,6 +128,7 @@ def _pick(page: Any, param: str) -> bool:
         return False
     pick.select_option(param)
     wait_for_streamlit_idle(page, timeout=300)
+    _frame(page).locator(".eae-scrub-input").hover()
     page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.param === "
                            f"'{param}' && f.loaded >= f.n; }}", timeout=300_000, polling=200)
     return True
@@ -139,8 +141,8 @@ def measure(base: str, browser: Any, quick: bool, seconds: float) -> list[DragRe
         page = ctx.new_page()
         url = f"{base}/?{query}" if query else f"{base}/"
         page.goto(url)
-        fam_s, members = _wait_family(page, 600)
         wait_for_streamlit_idle(page, timeout=600)
+        fam_s, members = _wait_family(page, 600)
         eps = _drag(page, seconds) if fam_s is not None else None
         gamma = _drag(page, seconds) if _pick(page, "model.gamma") else None
         out.append(DragResult(name, url, fam_s, members, eps, gamma))

@@ -87,7 +87,7 @@ def test_one_figure_cache_builds_each_figure_once_and_stays_bounded() -> None:
     for s in (a, c, a):
         small.put(s)
     assert small.stats()["entries"] == 2
-    small.put(figures.Shown("x" * 40, b"\0" * (2 * 2**20), a.figure))  # over the byte bound
+    small.put(figures.Shown("x" * 40, b"\0" * (2 * 2**20)))  # over the byte bound
     assert small.stats()["mb"] <= 2.5 and small.get(a.key) is None
     # a key announced but not built is waited for, then given up
     small.expect("pending", within_s=0.2)

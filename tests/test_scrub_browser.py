@@ -38,12 +38,15 @@ def test_dragging_epsilon_swaps_runs_and_the_release_is_the_state(
     first = page.evaluate(PLAYER_JS, 0)
     assert first is not None, page.inner_text("body")[:2000]
     assert _eps(first["title"]) == 0.001
-    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.loaded >= 7; }}",
-                           timeout=180_000, polling=200)
-    fam = page.evaluate(FAMILY_JS)
     player = player_frame(page)
     slider = player.locator(".eae-scrub-input")
     slider.scroll_into_view_if_needed()
+    page.wait_for_timeout(1500)
+    assert page.evaluate(FAMILY_JS)["loaded"] == 1  # nothing computed until it is reached for
+    slider.hover()  # the visitor reaches for the slider: the family is computed now
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.loaded >= 7; }}",
+                           timeout=180_000, polling=200)
+    fam = page.evaluate(FAMILY_JS)
     box = slider.bounding_box()
     assert box is not None
     y = box["y"] + box["height"] / 2

@@ -26,11 +26,13 @@ from dynamics.trajectory import Trajectory
 from viz.animation import AnimatedFigure
 from viz.export import ExportUnavailable, png_available, png_bytes, standalone_html
 
+from .figures import Shown
+
 RESULT_LABEL = {True: "pass", False: "FAIL", None: "illustration"}
 CLAIM_COLUMNS = ("claim", "statement", "measured", "expected", "tolerance", "result", "details",
                  "justification", "integrator")
 
-AnyFigure = go.Figure | AnimatedFigure
+AnyFigure = go.Figure | AnimatedFigure | Shown  # a Shown is decoded only for a PNG
 
 
 def _cell(x: Any) -> Any:
@@ -88,6 +90,8 @@ _png_cache_lock = threading.Lock()
 
 
 def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
+    if isinstance(fig, Shown):
+        fig = fig.animated()
     """PNG export is slow (a browser renders it): the last few are kept. Runs in Streamlit's
     download thread, outside the script, so a plain lock-guarded dict rather than st.cache_*."""
     k = (fig_key, frame)
@@ -104,6 +108,8 @@ def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
 
 
 def _fig_key(traj: Trajectory, fig: AnyFigure) -> str:
+    if isinstance(fig, Shown):
+        return fig.key
     lay = fig.figure.layout if isinstance(fig, AnimatedFigure) else fig.layout
     meta = lay.meta if isinstance(lay.meta, dict) else {}
     return f"{traj.config.cache_key()}:{traj.n_frames}:{traj.status}:{lay.height}:" \
@@ -142,7 +148,8 @@ def download_panel(traj: Trajectory, fig: AnyFigure | None = None,
         help="The run's full config and status. Save it beside the .npz under the same name."))
     if fig is not None:
         items.append(lambda: st.download_button(
-            "Animated figure (.html)", data=lambda: standalone_html(fig),
+            "Animated figure (.html)",
+            data=lambda: standalone_html(fig.payload if isinstance(fig, Shown) else fig),
             file_name=f"{stem}.html", mime="text/html", key=f"{key}.dl.html",
             on_click="ignore", icon=":material/movie:",
             help="One self-contained file (plotly.js and the player inside): opens in any "

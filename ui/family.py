@@ -3,22 +3,27 @@ the background and shipped to the player, which swaps runs while the control is 
 
 `plan(link_config, param, …)` lists the control's slider values around the run on screen and
 gives each a *planned* figure key at once (`ui.figures.planned_key`, from the link's Config: no
-run needed). `start(family, …)` announces those keys to the figure store (the player's
-requests for them wait instead of failing), aliases the one on screen to its figure, and hands
-the others — nearest value first — to a background worker: it applies the auto end time where
-the page would (`dynamics.timescales.with_auto_time`, so cache keys match what the page would
-run), builds the figures of runs already cached, and gives the rest to the service's
-speculative queue under this session's name (`Service.prefetch(owner=…)`: only while no real
-request runs, cancelled by any, counted apart from requests), whose completion builds each
-figure. A newer family of the same session replaces the older one.
+run needed). `offer(family, …)` registers the plan under an id and gives the player a start
+address: nothing is computed until the visitor reaches for the scrub slider (the player then
+calls `ui.server`'s `family/<id>` route, which calls `start_offered`), so a class that only
+watches costs no speculative work. `start(family, …)` announces the keys to the figure store
+(the player's requests for them wait instead of failing), aliases the one on screen to its
+figure, and hands the others — nearest value first — to a background worker: it applies the
+auto end time where the page would (`dynamics.timescales.with_auto_time`, so cache keys match
+what the page would run), builds the figures of runs already cached, and gives the rest to the
+service's speculative queue under this session's name (`Service.prefetch(owner=…)`: only
+while no real request runs, cancelled by any, counted apart from requests), whose completion
+builds each figure. A newer family of the same session replaces the older one.
 
 A run too heavy to scrub (its simulation took over `MAX_MEMBER_S`) gets no family.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +35,7 @@ from dynamics.timescales import with_auto_time
 from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
-from . import figures
+from . import figures, server
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
 EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
@@ -128,11 +133,14 @@ class Family:
         return sorted((i for i in range(len(self.values)) if i != self.current),
                       key=lambda i: (abs(i - self.current), i))
 
-    def player_arg(self, choices: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    def player_arg(self, choices: Sequence[tuple[str, str]] = (),
+                   start: str | None = None) -> dict[str, Any]:
+        """The player's `family` argument; `start` is the id `offer` gave (the player asks
+        the server to compute the family when the visitor first reaches for the slider)."""
         from .player import family_arg
         return family_arg(self.control.param, self.control.label, self.values,
                           [self.control.fmt(v) for v in self.values], self.keys, self.current,
-                          choices)
+                          choices, start)
 
 
 def plan(link_config: Config, param: str, *, auto: bool,
@@ -185,6 +193,51 @@ def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
             _worker["thread"].start()
         _lock.notify_all()
     return True
+
+
+OFFERS_MAX = 1024  # offered families remembered (the oldest forgotten first)
+_offers: OrderedDict[str, tuple[Family, figures.Shown, Trajectory, str, Service]] = \
+    OrderedDict()
+
+
+def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str,
+          service: Service) -> str | None:
+    """Register the family so that the player can start it (`start_offered`); its id, or
+    None for a run too heavy to scrub. Cheap: nothing is computed."""
+    if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable:
+        return None
+    h = hashlib.sha256("|".join([owner, *(k or "-" for k in family.keys)]).encode())
+    fid = h.hexdigest()[:32]
+    with _lock:
+        _offers[fid] = (family, on_screen, traj, owner, service)
+        _offers.move_to_end(fid)
+        while len(_offers) > OFFERS_MAX:
+            _offers.popitem(last=False)
+    return fid
+
+
+def start_offered(fid: str) -> bool:
+    """Start the offered family `fid` (the player's request); False if it is unknown."""
+    with _lock:
+        got = _offers.get(fid)
+    if got is None:
+        return False
+    family, on_screen, traj, owner, service = got
+    return start(family, on_screen, traj, owner, service)
+
+
+def forget_owner(owner: str, service: Service | None = None) -> None:
+    """A session ended: its offers are dropped and its speculative runs cancelled."""
+    with _lock:
+        for fid in [f for f, v in _offers.items() if v[3] == owner]:
+            del _offers[fid]
+        job = _jobs.pop(owner, None)
+    svc = service or (job[1] if job else None)
+    if svc is not None:
+        svc.prefetch([], owner=f"family:{owner}")
+
+
+server.register_family_start(start_offered)
 
 
 def _run_config(link: Config, auto: bool) -> Config:
@@ -273,5 +326,5 @@ def nearest(values: Sequence[float], value: float) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - value))
 
 
-__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "idle", "nearest", "plan",
-           "session_owner", "start"]
+__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "forget_owner", "idle",
+           "nearest", "offer", "plan", "session_owner", "start", "start_offered"]

@@ -12,6 +12,7 @@ instead of answering 404 (a family of runs computed in the background).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import threading
 import time
@@ -26,7 +27,7 @@ from viz.animation import AnimatedFigure
 from viz.compare import compare_figure
 from viz.main_figure import main_figure
 from viz.options import FigureOptions
-from viz.payload import encode
+from viz.payload import design_height_of, encode, to_animated
 from viz.real_data import real_data_figure
 
 from . import server
@@ -38,12 +39,27 @@ MAX_MB = 256.0
 
 @dataclass(frozen=True)
 class Shown:
-    """A figure ready for the player: its content `key`, the `payload` bytes, and the
-    `figure` (for HTML/PNG downloads)."""
+    """A figure ready for the player: its content `key`, the `payload` bytes, the same
+    gzip-compressed (`gz`, sent to browsers that accept it) and the height it was laid out
+    for. Only bytes are kept (what the store's bound counts is what it holds); `animated()`
+    rebuilds the figure from them for a download."""
 
     key: str
     payload: bytes
-    figure: AnimatedFigure
+    gz: bytes = b""
+    design_height: int | None = None
+
+    @classmethod
+    def of(cls, key: str, payload: bytes) -> Shown:
+        return cls(key, payload, gzip.compress(payload, 6), design_height_of(payload))
+
+    def animated(self) -> AnimatedFigure:
+        """The figure (decoded from the payload: for HTML and PNG downloads)."""
+        return to_animated(self.payload)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.payload) + len(self.gz)
 
 
 def trajectory_key(traj: Trajectory) -> str:
@@ -88,18 +104,26 @@ class FigureStore:
         got = self.get(key)
         return got.payload if got is not None else None
 
+    def shown(self, key: str, timeout: float = 0.0) -> Shown | None:
+        """The stored figure of `key` (or of a planned key aliased to it), waiting up to
+        `timeout` s if it was announced (`expect`)."""
+        got = self.get(key)
+        if got is None and timeout > 0 and self.wait(key, timeout) is not None:
+            got = self.get(key)
+        return got
+
     def put(self, shown: Shown) -> Shown:
         with self._lock:
             old = self._items.pop(shown.key, None)
             if old is not None:
-                self._bytes -= len(old.payload)
+                self._bytes -= old.nbytes
             self._items[shown.key] = shown
-            self._bytes += len(shown.payload)
+            self._bytes += shown.nbytes
             self._expected.pop(shown.key, None)
             while self._items and (len(self._items) > self.max_entries
                                    or self._bytes > self.max_bytes) and len(self._items) > 1:
                 _, gone = self._items.popitem(last=False)
-                self._bytes -= len(gone.payload)
+                self._bytes -= gone.nbytes
             self._lock.notify_all()
         return shown
 
@@ -146,7 +170,7 @@ class FigureStore:
 
 
 STORE = FigureStore()
-server.register_payloads(STORE.payload, STORE.wait)
+server.register_payloads(STORE.shown)
 _build_locks: dict[str, threading.Lock] = {}
 _locks_lock = threading.Lock()
 
@@ -163,7 +187,7 @@ def _shown(key: str, build: Callable[[], AnimatedFigure]) -> Shown:
         if got is None:
             fig = build()
             STORE.builds += 1
-            got = STORE.put(Shown(key, encode(fig, {"key": key}), fig))
+            got = STORE.put(Shown.of(key, encode(fig, {"key": key})))
     with _locks_lock:
         _build_locks.pop(key, None)
     return got

@@ -18,7 +18,7 @@ from typing import Any
 import streamlit as st
 import streamlit.components.v1 as components
 
-from viz.player import HERE, design_height
+from viz.player import HERE
 from viz.style import plotly_config
 
 from . import server
@@ -37,13 +37,16 @@ def plotly_src() -> str:
 
 def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
                keys: Sequence[str | None], current: int,
-               choices: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+               choices: Sequence[tuple[str, str]] = (),
+               start: str | None = None) -> dict[str, Any]:
     """The player's `family`: runs along one control (`param`, its `label`), one payload key
     per value (None: cannot be computed), `current` the value on screen; `choices` are the
-    (param, label) of the controls the player offers to scrub instead."""
+    (param, label) of the controls the player offers to scrub instead; `start` the offered
+    family's id (`ui.family.offer`), asked for when the visitor reaches for the slider."""
     return {"param": param, "label": label, "values": list(values), "labels": list(labels),
             "sources": [f"{server.API}/fig/{k}" if k else None for k in keys],
-            "current": int(current), "choices": [list(c) for c in choices]}
+            "current": int(current), "choices": [list(c) for c in choices],
+            "start": f"{server.API}/family/{start}" if start else None}
 
 
 def take_event(key: str) -> dict[str, Any] | None:
@@ -67,7 +70,7 @@ def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False
     args: dict[str, Any] = {
         "fig_key": shown.key, "plotly_src": plotly_src(), "presenter": bool(presenter),
         "stale": bool(stale), "config": plotly_config(filename),
-        "design_height": design_height(shown.figure.figure),
+        "design_height": shown.design_height,
     }
     if server.mounted():
         args["src"] = f"{server.API}/fig/{shown.key}"

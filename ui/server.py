@@ -5,7 +5,10 @@ Routes under `API` (same origin as the pages, so the player component fetches th
 - `plotly-<version>.min.js`: the Plotly.js bundled with the pinned `plotly` package, gzipped
   once in memory and cached by browsers for a year (the URL changes with the version);
 - `fig/<key>`: a figure payload (`viz.payload`) by its content key, from `ui.figures`; an
-  unknown key is 404, a payload still being built is waited for (at most `WAIT_S`);
+  unknown key is 404, a payload still being built is waited for (at most `WAIT_S`); sent
+  gzip-compressed (compressed once, when built) to browsers that accept it;
+- `family/<id>` (POST): start computing an offered family of runs (`ui.family`) — the player
+  asks when the visitor first reaches for its scrub slider;
 - `warmup`: JSON state of the start-up compilation (`dynamics.warmup`).
 
 Started with plain `streamlit run app.py` (or under AppTest) none of this exists: `mounted()` is
@@ -50,10 +53,15 @@ def plotly_js_url() -> str:
     return f"{API}/plotly-{plotly.__version__}.min.js"
 
 
-def register_payloads(get: Callable[[str], bytes | None],
-                      wait: Callable[[str, float], bytes | None]) -> None:
-    """Let the `fig/<key>` route answer from a figure store (`ui.figures`)."""
-    _payloads["get"], _payloads["wait"] = get, wait
+def register_family_start(start: Callable[[str], bool]) -> None:
+    """Let the `family/<id>` route start an offered family (`ui.family.start_offered`)."""
+    _payloads["family"] = start
+
+
+def register_payloads(shown: Callable[[str, float], Any]) -> None:
+    """Let the `fig/<key>` route answer from a figure store (`ui.figures.STORE.shown`:
+    (key, seconds to wait) → an object with `payload` and `gz` bytes, or None)."""
+    _payloads["shown"] = shown
 
 
 @cache
@@ -78,21 +86,34 @@ def routes() -> list[Any]:
 
     async def figure(request: Request) -> Response:
         key = request.path_params["key"]
-        if not key.isalnum() or len(key) > 128 or "get" not in _payloads:
+        if not key.isalnum() or len(key) > 128 or "shown" not in _payloads:
             return Response(status_code=404)
-        body = _payloads["get"](key)
-        if body is None:  # being built (a family member): wait off the event loop
-            body = await asyncio.to_thread(_payloads["wait"], key, WAIT_S)
-        if body is None:
+        got = _payloads["shown"](key, 0.0)
+        if got is None:  # being built (a family member): wait off the event loop
+            got = await asyncio.to_thread(_payloads["shown"], key, WAIT_S)
+        if got is None:
             return Response(status_code=404, headers={"Cache-Control": "no-store"})
-        return Response(body, media_type="application/octet-stream", headers={
-            "Cache-Control": "private, max-age=3600, immutable"})
+        headers = {"Cache-Control": "private, max-age=3600, immutable"}
+        if got.gz and "gzip" in request.headers.get("accept-encoding", ""):
+            # compressed once when built, not by the middleware on every request
+            return Response(got.gz, media_type="application/octet-stream",
+                            headers={**headers, "Content-Encoding": "gzip"})
+        return Response(got.payload, media_type="application/octet-stream", headers=headers)
+
+    async def family(request: Request) -> Response:
+        fid = request.path_params["fid"]
+        if not fid.isalnum() or len(fid) > 64 or "family" not in _payloads:
+            return Response(status_code=404)
+        started = await asyncio.to_thread(_payloads["family"], fid)
+        return JSONResponse({"started": bool(started)}, status_code=200 if started else 404,
+                            headers={"Cache-Control": "no-store"})
 
     async def warmup(_request: Request) -> Response:
         from dynamics import warmup as w
         return JSONResponse(w.state().as_dict(), headers={"Cache-Control": "no-store"})
 
     return [Route(plotly_js_url(), plotly_js), Route(f"{API}/fig/{{key}}", figure),
+            Route(f"{API}/family/{{fid}}", family, methods=["POST"]),
             Route(f"{API}/warmup", warmup)]
 
 
@@ -118,10 +139,16 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
 
 
 def _warm() -> None:
-    """The first visitor's imports and the kernels, before anyone asks."""
+    """The first visitor's imports and the kernels, before anyone asks; then everything
+    imported is moved out of the garbage collector's sight (`gc.freeze`: the modules live as
+    long as the server, and every collection would walk them again)."""
+    import gc
+
     import ui.figures  # noqa: F401  (viz, plotly, the payload encoder)
     from dynamics import warmup as w
     w.warm_kernels()
+    gc.collect()
+    gc.freeze()
 
 
 __all__ = ["API", "APP_DIR", "APP_SCRIPT", "lifespan", "middleware", "mounted", "plotly_js_url",

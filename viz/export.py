@@ -26,7 +26,7 @@ import plotly
 import plotly.graph_objects as go
 
 from .animation import AnimatedFigure
-from .payload import encode
+from .payload import decode, encode
 from .player import asset, design_height
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser",
@@ -64,10 +64,11 @@ def _script(js: str) -> str:
     return "<script>" + js.replace("</script", "<\\/script") + "</script>"
 
 
-def standalone_html(fig: AnimatedFigure | go.Figure, *, title: str = "Early alignment") -> bytes:
+def standalone_html(fig: AnimatedFigure | go.Figure | bytes, *,
+                    title: str = "Early alignment") -> bytes:
     """The figure as one self-contained HTML page that opens and animates in a browser with no
-    network connection (an `AnimatedFigure`: the dashboard's player, no auto-play; a static
-    `go.Figure`: Plotly's page, plotly.js embedded)."""
+    network connection (an `AnimatedFigure` or its payload bytes: the dashboard's player, no
+    auto-play; a static `go.Figure`: Plotly's page, plotly.js embedded)."""
     head = (f"<title>{_escape(title)}</title>\n<meta name='generator' "
             "content='Early Alignment Explorer'>\n")
     if isinstance(fig, go.Figure):
@@ -75,8 +76,11 @@ def standalone_html(fig: AnimatedFigure | go.Figure, *, title: str = "Early alig
                            config=HTML_CONFIG, div_id="early-alignment-figure",
                            default_width="100%")
         return html.replace("<head>", "<head>\n" + head, 1).encode("utf-8")
-    payload = base64.b64encode(encode(fig)).decode("ascii")
-    fill = design_height(fig.figure) is not None and fig.figure.layout.height is None
+    data = fig if isinstance(fig, bytes) else encode(fig)
+    payload = base64.b64encode(data).decode("ascii")
+    lay = decode(data)[0]["figure"].get("layout", {})
+    fill = lay.get("height") is None and isinstance(lay.get("meta"), dict) \
+        and bool(lay["meta"].get("design_height"))
     options = json.dumps({"config": HTML_CONFIG, "fill": fill})
     page = "".join([
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>", head,

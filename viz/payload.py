@@ -137,4 +137,26 @@ def decode(data: bytes) -> tuple[dict[str, Any], Animation]:
     return header, anim
 
 
-__all__ = ["MAGIC", "VERSION", "decode", "encode"]
+def to_animated(data: bytes) -> AnimatedFigure:
+    """The `AnimatedFigure` a payload holds (for exports: HTML, PNG of a frame)."""
+    import plotly.graph_objects as go
+
+    header, anim = decode(data)
+    narrow = tuple((int(n["below_px"]), n["layout"]) for n in header.get("narrow", []))
+    return AnimatedFigure(go.Figure(header["figure"]), anim, dict(header.get("meta", {})),
+                          narrow)
+
+
+def design_height_of(data: bytes) -> int | None:
+    """The height a payload's figure was laid out for (its layout's meta, or its height),
+    read from the header alone."""
+    if len(data) < 12 or data[:4] != MAGIC:
+        return None
+    _version, n = struct.unpack("<II", data[4:12])
+    lay = json.loads(data[12:12 + n].decode())["figure"].get("layout", {})
+    meta = lay.get("meta") if isinstance(lay.get("meta"), dict) else {}
+    h = meta.get("design_height") or lay.get("height")
+    return int(h) if h else None
+
+
+__all__ = ["MAGIC", "VERSION", "decode", "design_height_of", "encode", "to_animated"]

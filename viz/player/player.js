@@ -391,7 +391,8 @@
       P.familyWanted = fam.current;
       if (P.run) P.familyRuns.set(fam.current, { run: P.run, key: P.runKey });
       showScrubValue(fam.current, fam.current);
-      // fetch the others nearest first, two at a time
+      // fetch the others nearest first, two at a time — once the visitor reaches for the
+      // slider (the server computes the family only then: `fam.start`)
       const order = fam.values.map((_, i) => i).filter((i) => i !== fam.current)
         .sort((a, b) => Math.abs(a - fam.current) - Math.abs(b - fam.current));
       let active = 0;
@@ -420,7 +421,22 @@
         }
         updateNote();
       };
-      next();
+      P.familyStarted = false;
+      const begin = function () {
+        if (P.familyStarted || gen !== P.familyGen) return;
+        P.familyStarted = true;
+        root.dataset.familyStarted = "true";
+        const go = fam.start
+          ? fetch(new URL(fam.start, window.location.href).href,
+                  { method: "POST", credentials: "same-origin" }).catch(function () {})
+          : Promise.resolve();
+        go.then(next);
+      };
+      P.startFamily = begin;
+      if (!fam.start) begin();
+      else for (const ev of ["pointerenter", "pointerdown", "focusin", "touchstart"])
+        scrub.addEventListener(ev, begin, { once: true });
+      updateNote();
     }
 
     function nearestLoaded(i) {
@@ -447,9 +463,10 @@
     function updateNote() {
       const fam = P.family;
       if (!fam) return;
-      const n = fam.values.length;
+      const n = fam.values.filter((_, i) => fam.sources[i] || i === fam.current).length;
       const have = P.familyRuns.size;
-      status.textContent = have < n ? "Drag to explore " + fam.label + ": " + have + " of " + n + " runs computed" : "";
+      status.textContent = !P.familyStarted ? ""
+        : have < n ? "Drag to explore " + fam.label + ": " + have + " of " + n + " runs computed" : "";
       root.dataset.familyLoaded = String(have);
     }
 
