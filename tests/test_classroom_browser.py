@@ -1,7 +1,6 @@
-"""The dashboard as a teacher, a student and a researcher use it, in real Chromium: presenter
-mode fits a projector (figure, ▶ Play and slider inside 1280×720 and 1920×1080), the lesson
-keys step through scenarios, typed numbers are never coerced, claims tables are readable at
-1280 px, and no page logs a console error (normal and presenter mode)."""
+"""The dashboard as a teacher and a student use it, in real Chromium: the lesson keys step
+through scenarios and typed numbers are never coerced. (Every page in every mode — console,
+figure, presenter fit, claims tables — is one tour: tests/test_tour_browser.py.)"""
 
 from __future__ import annotations
 
@@ -11,40 +10,6 @@ from typing import Any
 import pytest
 
 from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
-from dynamics.papers import PAPERS
-
-PAGES = ["", "overview", "papers", "compare", "real_data", "sweeps", "status"]
-PAPER_PAGES = [f"papers?paper={k}" for k in PAPERS]  # every paper of the registry
-# every page with a main (animated) figure; Sweeps draws only non-animated result plots
-FIGURE_PAGES = ["", "overview", *PAPER_PAGES, "compare", "real_data"]
-# 1280×720 is the tight case and covers every page; at 1920×1080 the pages most at risk:
-# the lesson bar (Explorer), every paper (legends and page sections differ by paper) and the
-# narrow columns (Compare)
-FIT_CASES = ([(p, 1280, 720) for p in FIGURE_PAGES]
-             + [(p, 1920, 1080) for p in ("", *PAPER_PAGES, "compare")])
-# The plots' floor in presenter mode: the drawing area (top of the highest subplot to the
-# bottom of the lowest, from Plotly's drag rectangles) at least 45 % of the window's height.
-# At 1280×720 that is 324 px: the neuron panel (a square as tall as the plot area on the
-# Explorer, Overview and Papers) stays above the 300 px its labels are placed for
-# (viz.label_layout.PANEL_PX), and the time panels keep ≥ 100 px each.
-PLOT_FLOOR = 0.45
-BOX_JS = """() => {
-  const f = document.querySelector('[class*="st-key-eae-fig-"] iframe[title$="eae_player"]');
-  const doc = f && f.contentDocument;
-  const gd = doc && doc.querySelector('.eae-plot');
-  if (!gd) return null;
-  const o = f.getBoundingClientRect();
-  const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
-    return {left: o.left + r.left, top: o.top + r.top, right: o.left + r.right,
-            bottom: o.top + r.bottom, height: r.height}; };
-  const drags = Array.from(gd.querySelectorAll('.nsewdrag')).map(box);
-  return {figure: box(doc.querySelector('.eae-player')), play: box(doc.querySelector('.eae-play')),
-          slider: box(doc.querySelector('.eae-time')), legend: box(gd.querySelector('.legend')),
-          plots: drags.length ? {top: Math.min(...drags.map(d => d.top)),
-                                 bottom: Math.max(...drags.map(d => d.bottom))} : null,
-          largest: Math.max(0, ...drags.map(d => d.height)),
-          width: innerWidth, height: innerHeight};
-}"""
 
 
 def _url(base: str, path: str, presenter: bool) -> str:
@@ -82,36 +47,6 @@ def _no_exception(page: Any) -> None:
 
 # ----------------------------------------------------------------------------- projector
 @pytest.mark.browser
-@pytest.mark.parametrize(("path", "width", "height"), FIT_CASES)
-def test_presenter_figure_play_and_slider_fit_the_viewport(streamlit_server, context_of,
-                                                           screenshot_dir, path, width,
-                                                           height):
-    page = context_of(width, height)
-    page.goto(_url(streamlit_server, path, True))
-    _settle(page)
-    _no_exception(page)
-    got = page.evaluate(BOX_JS)
-    assert got is not None, "no main figure"
-    for name in ("figure", "play", "slider"):
-        box = got[name]
-        assert box is not None and box["height"] > 0, (name, got)
-        assert box["left"] >= 0 and box["top"] >= 0, (name, got)
-        assert box["right"] <= width + 0.5 and box["bottom"] <= height + 0.5, (name, got)
-    assert got["figure"]["height"] >= 380, got  # still a figure, not a strip
-    plots = got["plots"]
-    assert plots is not None, got
-    # the plots get their share of the window, under the legend and above ▶ Play
-    assert plots["bottom"] - plots["top"] >= PLOT_FLOOR * height, (path, plots, got)
-    if got["legend"] is not None:
-        assert got["legend"]["bottom"] <= plots["top"], got
-    assert plots["bottom"] < got["play"]["top"], got
-    if path.startswith("papers") or path in ("", "overview"):  # the neuron panel's square
-        assert got["largest"] >= 300, got
-    stem = path.replace("?paper=", "_") or "explorer"
-    page.screenshot(path=screenshot_dir / f"presenter_fit_{stem}_{width}x{height}.png")
-
-
-@pytest.mark.browser
 def test_lesson_keys_step_through_scenarios(streamlit_server, context_of):
     """A lesson of one scenario per paper (the first showcase of each, registry order): the
     keys and a clicker's PageUp/PageDown step through it."""
@@ -139,7 +74,7 @@ def test_lesson_keys_step_through_scenarios(streamlit_server, context_of):
     press("ArrowRight", keys[2])
     press("PageUp", keys[1])
     press("ArrowLeft", keys[0])
-    assert page.evaluate(BOX_JS) is not None
+    assert page.evaluate(PLAYER_JS, 0) is not None  # the scenario's figure is drawn
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -156,55 +91,3 @@ def test_typed_width_is_never_coerced(streamlit_server, page):
         assert page.get_by_text(expect).count() >= 1, typed  # beside the field and above
         assert page.evaluate(PLAYER_JS, 0)["stale"]  # the last good figure, greyed
         assert "model.width=12" in page.url  # the link keeps the last good settings
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("paper", list(PAPERS))
-def test_claims_table_is_readable_at_1280(streamlit_server, context_of, screenshot_dir, paper):
-    page = context_of(1280, 800)
-    page.goto(f"{streamlit_server}/papers?paper={paper}")
-    _settle(page)
-    table = page.locator("table.eae-claims").first  # this run's claims
-    table.scroll_into_view_if_needed()
-    assert table.locator("th").first.inner_text().strip() == "result"
-    box = table.bounding_box()
-    assert box is not None and box["x"] + box["width"] <= 1280
-    cells = table.locator("td")
-    assert cells.count() > 0
-    for i in range(cells.count()):  # wrapped, never cut: each cell shows all its text
-        assert cells.nth(i).evaluate("e => e.scrollWidth <= e.clientWidth + 1")
-    page.screenshot(path=screenshot_dir / f"claims_table_1280_{paper}.png", full_page=True)
-
-
-# ----------------------------------------------------------------------------- console
-def _base_path_probe(url: str, base: str, path: str) -> bool:
-    """Streamlit's frontend, opened on a deep link `/<page>`, first looks for its server
-    under that path (`/<page>/_stcore/health`, `/<page>/_stcore/host-config`: 404, logged by
-    the browser as failed resources) and then finds it at the root. That probe is Streamlit's
-    own and happens before any of the app runs; everything else must be clean."""
-    page = path.split("?")[0]
-    return bool(page) and url in (f"{base}/{page}/_stcore/health",
-                                  f"{base}/{page}/_stcore/host-config")
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
-@pytest.mark.parametrize("path", PAGES)
-def test_no_console_errors(streamlit_server, page, path, presenter):
-    errors: list[str] = []
-
-    def on_console(m: Any) -> None:
-        if m.type == "error" and not _base_path_probe(m.location.get("url", ""),
-                                                      streamlit_server, path):
-            errors.append(f"console: {m.text} ({m.location.get('url')})")
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    page.goto(_url(streamlit_server, path, presenter))
-    _settle(page)
-    _no_exception(page)
-    if path == "papers":  # the claims check draws more tables and a status box
-        page.get_by_role("button", name="Check the claims").click()
-        wait_for_streamlit_idle(page, timeout=900)
-        _no_exception(page)
-    assert errors == []
