@@ -37,21 +37,24 @@ if str(REPO) not in sys.path:  # also runnable as a script: bench/bench_page.py
 
 from bench.machine import loadavg_text  # noqa: E402 (after the path set-up)
 
-CHART_READY_JS = """() => {
-  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  return !!(gd && gd.querySelector('.main-svg') && gd._transitionData
-            && gd._transitionData._frames.length > 0);
-}"""
+#: The Explorer's figure player (an iframe, ui/player.py) once it has drawn a run with frames.
+_PLAYER = """(() => { const f = document.querySelector('iframe[title$="eae_player"]');
+  try { const p = f && f.contentWindow.EAEPlayer.players[0];
+        return p && p.run && p.run.frames.n > 0 ? p : null; } catch (e) { return null; } })()"""
+CHART_READY_JS = f"() => !!{_PLAYER}"
 
 
-#: The chart's title once it holds a drawn figure with frames (else null): the title names
-#: γ, ε and the loss, so a change of any of them shows as a new title.
-CHART_TITLE_JS = """() => {
-  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  if (!(gd && gd.querySelector('.main-svg') && gd._transitionData
-        && gd._transitionData._frames.length > 0 && gd.layout && gd.layout.title)) return null;
-  return String(gd.layout.title.text || '');
-}"""
+#: The figure's title once it is drawn (else null): the title names γ, ε and the loss, so a
+#: change of any of them shows as a new title.
+CHART_TITLE_JS = f"""() => {{
+  const p = {_PLAYER};
+  if (!p) return null;
+  const gd = p.root.querySelector('.eae-plot');
+  const lay = (gd && gd.layout) || {{}};
+  const t = (lay.title && lay.title.text) || (lay.legend && lay.legend.title
+            && lay.legend.title.text);
+  return t ? String(t) : null;
+}}"""
 NEW_CHART_JS = "(old) => { const t = (" + CHART_TITLE_JS + ")(); return t !== null && t !== old; }"
 
 EPS_LADDER = (0.001, 0.0001, 0.01)

@@ -5,7 +5,7 @@ Pages (Explorer ``/``, Overview, Papers — each paper via ``?paper=`` —, Comp
 and a floor: a page with one small chart and nothing else, `FLOOR_SCRIPT`):
 for each page a fresh Streamlit server with an empty cache directory (`EAE_CACHE_DIR`) and
 real Chromium (1600×1000); the time from ``goto`` to the page's first Plotly chart drawn with
-its data (`FIRST_CHART_JS`):
+its data (`FIRST_CHART_JS`: a figure player's run drawn, or a Plotly chart with data):
 
 - cold: the first visit on that fresh server (empty cache: runs computed, figures built);
 - warm: then ``--warm`` new browser contexts (new sessions) on the same server, median.
@@ -48,14 +48,21 @@ VIEWPORT = {"width": 1600, "height": 1000}
 WARM_TARGET_S = 3.0
 SWEEP_TARGET_S = 10.0
 
-#: True when the page's first Plotly chart is drawn, visible and has data (a trace with points).
-FIRST_CHART_JS = """() => {
+#: The figure players on the page (iframes titled "...eae_player", ui/player.py) with a drawn run.
+_PLAYERS_JS = """Array.from(document.querySelectorAll('iframe[title$="eae_player"]'))
+  .map(f => { try { const p = f.contentWindow.EAEPlayer.players[0];
+                    return p && p.run && f.offsetHeight > 0 ? p : null; }
+              catch (e) { return null; } }).filter(p => p)"""
+#: True when the page's first chart is drawn, visible and has data: a figure player's run, or
+#: a Plotly chart in the page with a trace with points.
+FIRST_CHART_JS = f"""() => {{
+  if (({_PLAYERS_JS}).length) return true;
   const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
   if (!gd || !gd.querySelector('.main-svg') || !gd._fullData) return false;
   if (gd.offsetWidth === 0 || gd.offsetHeight === 0) return false;
   return gd._fullData.some(t => (t.x && t.x.length) || (t.y && t.y.length)
                                 || (t.z && t.z.length) || (t.r && t.r.length));
-}"""
+}}"""
 #: True when the Sweeps page shows the finished sweep's message (success or cancelled).
 SWEEP_DONE_JS = """() => !!document.querySelector(
   '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentWarning"]')
@@ -209,17 +216,21 @@ def time_pages(cases: Sequence[PageCase], warm: int = 3, timeout_s: float = 300.
 
 #: Before a navigation: remember the layouts of the charts on screen, so NEW_CHART_JS only
 #: accepts a chart drawn after it (Plotly.react gives a redrawn chart a new layout object).
-MARK_OLD_JS = """() => { window.__eaeOld = [...document.querySelectorAll(
-  '[data-testid="stPlotlyChart"] .js-plotly-plot')].map(g => g.layout); }"""
-#: FIRST_CHART_JS for a chart that was not on screen when MARK_OLD_JS ran.
-NEW_CHART_JS = """() => {
+MARK_OLD_JS = f"""() => {{ window.__eaeOld = [...document.querySelectorAll(
+  '[data-testid="stPlotlyChart"] .js-plotly-plot')].map(g => g.layout);
+  window.__eaeOldKeys = ({_PLAYERS_JS}).map(p => p.runKey); }}"""
+#: FIRST_CHART_JS for a chart that was not on screen when MARK_OLD_JS ran (a player showing
+#: another figure, or a redrawn Plotly chart).
+NEW_CHART_JS = f"""() => {{
+  const keys = window.__eaeOldKeys || [];
+  if (({_PLAYERS_JS}).some(p => !keys.includes(p.runKey))) return true;
   const old = window.__eaeOld || [];
   return [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
     .some(gd => gd.querySelector('.main-svg') && gd._fullData && !old.includes(gd.layout)
       && gd.offsetWidth > 0 && gd.offsetHeight > 0
       && gd._fullData.some(t => (t.x && t.x.length) || (t.y && t.y.length)
                                 || (t.z && t.z.length)));
-}"""
+}}"""
 #: The pages a user reaches from the sidebar, by the URL path of their link.
 NAV_PAGES = (("overview", "overview"), ("papers", "papers"), ("compare", "compare"),
              ("real_data", "real_data"), ("explorer", ""))
