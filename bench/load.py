@@ -1,7 +1,13 @@
-"""Load check: many browser sessions open the Explorer at once on one Streamlit server.
+"""Load check: many sessions on one Streamlit server at once.
 
-    .venv/bin/python -m bench load                      # 10 sessions: 5 on one link, 5 distinct
+    .venv/bin/python -m bench load --students 30 [--browsers 10]   # the classroom (bench.classroom)
+    .venv/bin/python -m bench load --quick                         # a short classroom
+    .venv/bin/python -m bench load                      # 10 browsers: 5 on one link, 5 distinct
     .venv/bin/python -m bench load --sessions 30 --shared 30 --json out.json
+
+With `--students` (or `--quick`) this runs the classroom of `bench.classroom`: protocol-level
+sessions on one link, opening and then changing a setting, with the server's health, memory
+and CPU. Without them, the browser-only check below.
 
 Starts one server (`streamlit run app.py`, loopback only, a fresh EAE_CACHE_DIR), then opens
 all sessions in headless Chromium (one browser, one context per session, so each is its own
@@ -387,7 +393,11 @@ def main(argv: list[str] | None = None) -> int:
                     "into their disk cache before the load (then the first runs include JIT)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per session")
     ap.add_argument("--json", type=Path, default=None, help="write the full report here")
+    from . import classroom
+    classroom.add_arguments(ap)
     args = ap.parse_args(argv)
+    if args.students is not None or args.quick:
+        return classroom.main(args)
     n_shared = args.sessions // 2 if args.shared is None else args.shared
 
     from playwright.sync_api import sync_playwright
