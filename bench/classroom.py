@@ -87,6 +87,7 @@ class Options:
     warm: bool = True
     env: tuple[tuple[str, str], ...] = ()
     quick: bool = False
+    keep_profile: Path | None = None  # where to copy py-spy's raw samples
 
 
 QUICK = {"students": 6, "window_s": 2.0, "pause_s": 1.0, "rss_wait_s": 10.0, "cpu_charts": 2}
@@ -318,20 +319,31 @@ def _player_info(page: Any, js: str) -> dict[str, Any] | None:
 
 
 # ----------------------------------------------------------------------------- counters
-def read_counters(base: str, timeout: float = 120.0) -> dict[str, float]:
-    """The service counters the About & status page shows (each metric's label → its leading
-    number), read by a protocol-level session; {} if the page shows none."""
+def read_metrics(base: str, timeout: float = 120.0) -> dict[str, str]:
+    """The metrics the About & status page shows (label → text, e.g. "Memory size" →
+    "12.3 MB"), read by a protocol-level session; {} if the page shows none."""
     try:
         with Session.open(base, page="status", timeout=timeout, fetch=False) as s:
             s.wait_idle(timeout)
-            out: dict[str, float] = {}
-            for _, _, el in s.inner.elements("metric"):
-                m = re.search(r"-?[\d,]*\.?\d+", el.metric.body)
-                if m:
-                    out[el.metric.label.strip()] = float(m.group().replace(",", ""))
-            return out
+            return {el.metric.label.strip(): el.metric.body
+                    for _, _, el in s.inner.elements("metric")}
     except (ClientError, OSError):
         return {}
+
+
+def counters_of(metrics: dict[str, str]) -> dict[str, float]:
+    """Each metric's leading number ("3 of 4" → 3, "1,204" → 1204)."""
+    out: dict[str, float] = {}
+    for label, body in metrics.items():
+        m = re.search(r"-?[\d,]*\.?\d+", body)
+        if m:
+            out[label] = float(m.group().replace(",", ""))
+    return out
+
+
+def read_counters(base: str, timeout: float = 120.0) -> dict[str, float]:
+    """The service counters of the About & status page (`counters_of(read_metrics(…))`)."""
+    return counters_of(read_metrics(base, timeout))
 
 
 def wait_warm(base: str, timeout: float = 600.0) -> float:
@@ -440,7 +452,8 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         opens = [v for _, v in got] + [v for v in (browsers.visits if browsers else [])
                                        if v.phase == "open"]
         ta1 = time.monotonic()
-        phases["open"] = {**phase_stats(opens), "wall_s": _r(ta1 - ta),
+        phases["open"] = {**phase_stats(opens), "by_kind": _by_kind(opens),
+                          "wall_s": _r(ta1 - ta),
                           "server_cpu_s": _r(tree_cpu_s(pid) - cpu0),
                           "health": _health(health.window(ta, ta1)),
                           "loadavg_before": load0, "loadavg_after": loadavg()}
@@ -459,7 +472,8 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
             browsers.changed.wait(opts.timeout_s + opts.window_s + 60)
             changes += [v for v in browsers.visits if v.phase == "change"]
         tb1 = time.monotonic()
-        phases["change"] = {**phase_stats(changes), "wall_s": _r(tb1 - tb),
+        phases["change"] = {**phase_stats(changes), "by_kind": _by_kind(changes),
+                            "wall_s": _r(tb1 - tb),
                             "server_cpu_s": _r(tree_cpu_s(pid) - cpu0),
                             "health": _health(health.window(tb, tb1)),
                             "loadavg_before": load0, "loadavg_after": loadavg()}
@@ -467,6 +481,8 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         if profile is not None:
             raw = profile.stop()
             report["profile"] = pyspy.summarise(raw) if raw else {"error": profile.log_text()}
+            if raw and opts.keep_profile:
+                opts.keep_profile.write_bytes(raw.read_bytes())
             profile = None
 
         # every session closes; memory 60 s later
@@ -476,11 +492,12 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
             browsers.go_close.set()
             browsers.join(60)
         loop.close()
-        tc = time.monotonic()
+        tc, cpu_close = time.monotonic(), tree_cpu_s(pid)
         while time.monotonic() - tc < opts.rss_wait_s:
             time.sleep(0.5)
-        rss_after = tree_rss_mb(pid)
-        counters1 = read_counters(server.url)
+        rss_after, cpu_after_close = tree_rss_mb(pid), tree_cpu_s(pid) - cpu_close
+        metrics1 = read_metrics(server.url)
+        counters1 = counters_of(metrics1)
         health.stop()
         sampler.stop()
 
@@ -499,6 +516,8 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
             threads_open_files={"start": _tf(sampler, ta),
                                 "end": _tf(sampler, sampler.samples[-1].t)},
             counters={k: counters1.get(k, 0) - counters0.get(k, 0) for k in counters1},
+            metrics_after=metrics1,
+            server_cpu_after_close_s=_r(cpu_after_close),
             traffic={"ws_bytes_per_session": _r(statistics.mean(
                          s.message_bytes for s in stats), 0) if stats else None,
                      "http_bytes_per_session": _r(statistics.mean(
@@ -519,6 +538,15 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
     tmp.cleanup()
     report["loadavg_end"] = loadavg()
     return report
+
+
+def _by_kind(visits: list[Visit]) -> dict[str, dict[str, Any]]:
+    """`phase_stats` of the protocol sessions and of the browsers apart (when both ran)."""
+    kinds = {"protocol": [v for v in visits if v.who.startswith("p")],
+             "browser": [v for v in visits if v.who.startswith("b")]}
+    if not kinds["browser"] or not kinds["protocol"]:
+        return {}
+    return {k: phase_stats(v) for k, v in kinds.items()}
 
 
 def _tf(sampler: TreeSampler, t: float) -> tuple[int, int] | None:
@@ -565,6 +593,9 @@ def render(rep: dict[str, Any]) -> str:
                      f"{_f(p['p95_s']):>7} {_f(p['max_s']):>7} {_f(p['p50_idle_s']):>8} "
                      f"{_f(h['max_ms'], 0) + ' / ' + _f(h['p95_ms'], 0):>18} "
                      f"{_f(p['server_cpu_s'], 1):>6}  {_mark(ok)}  (load {p['loadavg_after']})")
+        for kind, q in p.get("by_kind", {}).items():
+            lines.append(f"{'   ' + kind + 's':28} {q['n']:>3} {q['ok']:>3} {_f(q['p50_s']):>7} "
+                         f"{_f(q['p95_s']):>7} {_f(q['max_s']):>7}")
         if p["wrong_figure"] or p["errors"]:
             lines.append(f"{'':28} wrong figure: {p['wrong_figure']}; errors: {p['errors']}")
     h = rep["health"]["overall"]
@@ -579,6 +610,11 @@ def render(rep: dict[str, Any]) -> str:
                  f"{r['peak']} MB, {r['wait_s']:g} s after close {r['after_close']} MB "
                  f"({_f(100 * back if back is not None else None, 1)} % vs start)  goal ≤ "
                  f"{100 * GOAL_RSS_FRACTION:g} %: {_mark(ok)}")
+    mem = rep.get("metrics_after") or {}
+    lines.append(f"    then: the service's memory cache {mem.get('Memory entries', '?')} entries, "
+                 f"{mem.get('Memory size', '?')}; server CPU in those {r['wait_s']:g} s "
+                 f"(work left running by the closed sessions): "
+                 f"{_f(rep.get('server_cpu_after_close_s'), 1)} s")
     n_a, n_b = ph["open"]["n"], ph["change"]["n"]
     lines.append(f"(e) server CPU (process tree, all work): open "
                  f"{_f(ph['open']['server_cpu_s'], 1)} s for {n_a} charts of one figure; change "
@@ -641,7 +677,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--cpu-charts", type=int, default=None,
                     help="charts of the simulate-free CPU measurement (5; 0 = skip)")
     ap.add_argument("--profile", action="store_true",
-                    help="sample the server with py-spy during (a) and (b)")
+                    help="sample the server with py-spy during (a) and (b) (with --json, the "
+                         "raw samples are kept beside it, .pyspy.txt)")
     ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for the server (repeatable), e.g. "
                          "EAE_PREFETCH=0 or STREAMLIT_RUNNER_POST_SCRIPT_GC=false")
@@ -665,7 +702,9 @@ def options_from(args: argparse.Namespace) -> Options:
                    rss_wait_s=pick(args.rss_wait, "rss_wait_s"),
                    timeout_s=args.timeout, cpu_charts=pick(args.cpu_charts, "cpu_charts"),
                    profile=args.profile, warm=not args.no_warm, env=tuple(env),
-                   quick=args.quick)
+                   quick=args.quick,
+                   keep_profile=args.json.with_suffix(".pyspy.txt")
+                   if args.profile and args.json else None)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -681,7 +720,6 @@ def main(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-__all__ = ["BrowserClass", "Options", "Visit", "add_arguments", "cpu_per_chart", "main",
-           "names_width", "offsets", "options_from", "payload_title", "phase_stats",
-           "read_counters", "render", "run", "wait_warm", "widths_for"]
-
+__all__ = ["BrowserClass", "Options", "Visit", "add_arguments", "counters_of", "cpu_per_chart",
+           "main", "names_width", "offsets", "options_from", "payload_title", "phase_stats",
+           "read_counters", "read_metrics", "render", "run", "wait_warm", "widths_for"]

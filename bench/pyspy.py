@@ -25,6 +25,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+#: (category, markers) looked for in the innermost frame only, before `CATEGORIES`: a C call
+#: made directly by that Python function (py-spy shows its caller).
+LEAF_CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
+    ("gc.collect(2) after every script run (Streamlit's runner.postScriptGC)",
+     ("ScriptRunner._on_script_finished (streamlit/runtime/scriptrunner/script_runner.py",)),
+]
 #: (category, markers): a sample is in the first category whose marker occurs in a frame of
 #: its stack, looking from the innermost frame out. Markers are substrings of "function
 #: (file:line)".
@@ -61,6 +67,9 @@ WAITING = ("threading.py:Condition.wait", "threading.py:Event.wait", "queue.py:Q
            "multiprocessing/queues.py:Queue.get",
            "asyncio/base_events.py:BaseEventLoop.run_forever",
            "socket.py:SocketIO.readinto", "ssl.py:SSLSocket.read")
+
+#: The project's own code (for the "project functions" list).
+PROJECT = ("viz/", "ui/", "dynamics/", "app_pages/", "app.py", "serve.py")
 
 _THREAD = re.compile(r"^thread \(\d+\): ?(.*)$")
 _LINE = re.compile(r"\s*\(([^()]*?)(?::\d+)?\)\s*$")
@@ -155,19 +164,22 @@ def summarise(path: Path, top: int = 15) -> dict[str, Any]:
         for name in {_frame_name(f) for f in frames}:
             inclusive[name] += n
         cat = "other (imports, idle loops, …)"
-        for f in reversed(frames):
+        leaf_cat = next((c for c, marks in LEAF_CATEGORIES
+                         if frames and any(mk in frames[-1] for mk in marks)), None)
+        for f in reversed(frames if leaf_cat is None else []):
             hit = next((c for c, marks in CATEGORIES if any(mk in f for mk in marks)), None)
             if hit is not None:
                 cat = hit
                 break
-        cats[cat] += n
+        cats[leaf_cat or cat] += n
 
     def share(c: Counter[str], k: int | None = top) -> list[tuple[str, float]]:
         return [(name, n / total) for name, n in c.most_common(k)] if total else []
 
+    ours = Counter({k: v for k, v in inclusive.items() if k.startswith(PROJECT)})
     return {"samples": total, "waiting": waiting, "threads": share(by_thread, 12),
             "categories": share(cats, None), "inclusive": share(inclusive),
-            "self": share(leaf)}
+            "project": share(ours, 25), "self": share(leaf)}
 
 
 def render(summary: dict[str, Any], title: str = "py-spy") -> str:
@@ -176,10 +188,11 @@ def render(summary: dict[str, Any], title: str = "py-spy") -> str:
            f"{summary['waiting']} of threads waiting, left out)"]
     for head, key in (("by category (innermost marker on the stack)", "categories"),
                       ("by thread", "threads"), ("functions, inclusive", "inclusive"),
+                      ("the project's functions, inclusive", "project"),
                       ("functions, self (innermost frame)", "self")):
         out.append(f"  {head}:")
-        out += [f"    {100 * s:5.1f} %  {name}" for name, s in summary[key]]
+        out += [f"    {100 * s:5.1f} %  {name}" for name, s in summary.get(key, [])]
     return "\n".join(out)
 
 
-__all__ = ["CATEGORIES", "Recorder", "available", "render", "summarise"]
+__all__ = ["CATEGORIES", "LEAF_CATEGORIES", "Recorder", "available", "render", "summarise"]
