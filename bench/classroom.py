@@ -172,8 +172,8 @@ async def open_one(i: int, base: str, query: str, page: str, timeout: float,
         v.idle_s = time.monotonic() - t0
         if s.exceptions:
             v.error = s.exceptions[0][:200]
-    except (ClientError, OSError) as e:
-        v.error = str(e)[:200]
+    except Exception as e:  # a participant's failure is a result, not the benchmark's end
+        v.error = f"{type(e).__name__}: {e}"[:200]
     return s, v
 
 
@@ -195,8 +195,8 @@ async def change_one(i: int, s: AsyncSession | None, width: int, delay: float,
         v.idle_s = time.monotonic() - t0
         if s.exceptions:
             v.error = s.exceptions[-1][:200]
-    except (ClientError, OSError) as e:
-        v.error = str(e)[:200]
+    except Exception as e:  # a participant's failure is a result, not the benchmark's end
+        v.error = f"{type(e).__name__}: {e}"[:200]
     return v
 
 
@@ -491,7 +491,7 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         if browsers:
             browsers.go_close.set()
             browsers.join(60)
-        loop.close()
+        _close_loop(loop)
         tc, cpu_close = time.monotonic(), tree_cpu_s(pid)
         while time.monotonic() - tc < opts.rss_wait_s:
             time.sleep(0.5)
@@ -553,6 +553,16 @@ def _tf(sampler: TreeSampler, t: float) -> tuple[int, int] | None:
     """(threads, open files) of the server at the first sample from `t` on."""
     got = next((sm for sm in sampler.samples if sm.t >= t), None)
     return None if got is None else (got.threads, got.open_files)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on the loop (a failed session's fetches), then close it."""
+    left = asyncio.all_tasks(loop)
+    for t in left:
+        t.cancel()
+    if left:
+        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    loop.close()
 
 
 async def _all(coros: Iterable[Awaitable[T]]) -> list[T]:

@@ -39,6 +39,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
@@ -50,11 +51,14 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 T = TypeVar("T")
 
 #: The player component's name ends with this (`ui.player` declares "eae_player").
 PLAYER_COMPONENT = "eae_player"
+#: The cookie holding Streamlit's XSRF token (set by the health endpoint).
+XSRF_COOKIE = "_streamlit_xsrf"
 #: What Chromium sends; the server may compress a response accordingly.
 ACCEPT_ENCODING = "gzip, deflate"
 #: HTTP fetches run here (urllib is blocking); sized so that 30+ sessions fetching at once
@@ -81,32 +85,46 @@ class ClientError(RuntimeError):
 # ----------------------------------------------------------------------------- HTTP
 @dataclass(frozen=True)
 class HttpResult:
-    """One GET: status, the body as the browser sees it (decoded), bytes on the wire, time."""
+    """One request: status, the body as the browser sees it (decoded), bytes on the wire,
+    time, and the cookies the response set (name → value)."""
 
     status: int
     body: bytes
     wire_bytes: int
     seconds: float
     encoding: str = ""
+    cookies: dict[str, str] = field(default_factory=dict)
 
 
-def http_get(url: str, timeout: float = 60.0, headers: dict[str, str] | None = None) -> HttpResult:
-    """GET `url` as a browser would (Accept-Encoding gzip/deflate, decoded here). A non-2xx
+def http_request(url: str, timeout: float = 60.0, headers: dict[str, str] | None = None,
+                 method: str = "GET", data: bytes | None = None) -> HttpResult:
+    """A request as a browser makes it (Accept-Encoding gzip/deflate, decoded here). A non-2xx
     status is returned, not raised."""
-    req = urllib.request.Request(url, headers={"Accept-Encoding": ACCEPT_ENCODING,
-                                               "User-Agent": "eae-stclient", **(headers or {})})
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Accept-Encoding": ACCEPT_ENCODING,
+                                          "User-Agent": "eae-stclient", **(headers or {})})
     t0 = time.monotonic()
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw, status, enc = resp.read(), resp.status, resp.headers.get("Content-Encoding", "")
+            raw, status, hdrs = resp.read(), resp.status, resp.headers
     except urllib.error.HTTPError as e:
-        raw, status, enc = e.read(), e.code, e.headers.get("Content-Encoding", "")
+        raw, status, hdrs = e.read(), e.code, e.headers
+    enc = hdrs.get("Content-Encoding", "")
     body = raw
     if enc == "gzip":
         body = gzip.decompress(raw)
     elif enc == "deflate":
         body = zlib.decompress(raw)
-    return HttpResult(status, body, len(raw), time.monotonic() - t0, enc)
+    cookies = {}
+    for line in hdrs.get_all("Set-Cookie") or []:
+        name, _, rest = line.partition("=")
+        cookies[name.strip()] = rest.split(";", 1)[0].strip()
+    return HttpResult(status, body, len(raw), time.monotonic() - t0, enc, cookies)
+
+
+def http_get(url: str, timeout: float = 60.0, headers: dict[str, str] | None = None) -> HttpResult:
+    """GET `url` (see `http_request`)."""
+    return http_request(url, timeout, headers)
 
 
 def _pool() -> concurrent.futures.ThreadPoolExecutor:
@@ -118,9 +136,20 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
         return _http_pool
 
 
-async def aget(url: str, timeout: float = 60.0) -> HttpResult:
-    """`http_get` off the event loop."""
-    return await asyncio.get_running_loop().run_in_executor(_pool(), http_get, url, timeout)
+async def aget(url: str, timeout: float = 60.0, **kw: Any) -> HttpResult:
+    """`http_request` off the event loop (keywords: headers, method, data)."""
+    return await asyncio.get_running_loop().run_in_executor(
+        _pool(), lambda: http_request(url, timeout, **kw))
+
+
+def multipart(field_name: str, filename: str, data: bytes,
+              mime: str = "application/octet-stream") -> tuple[bytes, str]:
+    """A multipart/form-data body with one file, and its Content-Type."""
+    boundary = "----eae" + uuid.uuid4().hex
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{field_name}\"; "
+            f"filename=\"{filename}\"\r\nContent-Type: {mime}\r\n\r\n").encode()
+    return head + data + f"\r\n--{boundary}--\r\n".encode(), \
+        f"multipart/form-data; boundary={boundary}"
 
 
 # ----------------------------------------------------------------------------- elements
@@ -348,6 +377,8 @@ class AsyncSession:
         self._fetched_assets = False
         self._families: set[str] = set()
         self._error: BaseException | None = None
+        self.cookies: dict[str, str] = {}
+        self._file_urls: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ opening, closing
     @classmethod
@@ -361,19 +392,32 @@ class AsyncSession:
 
     async def _connect(self, query: str, page: str) -> None:
         self.opened_at = time.monotonic()
-        # the frontend asks these before it opens the socket
-        await aget(f"{self.base_url}/_stcore/health", self.timeout)
-        await aget(f"{self.base_url}/_stcore/host-config", self.timeout)
+        # the frontend asks these before it opens the socket; the health answer sets the
+        # XSRF cookie, whose value the socket's subprotocol and uploads carry
+        got = await aget(f"{self.base_url}/_stcore/health", self.timeout)
+        self.cookies.update(got.cookies)
+        await aget(f"{self.base_url}/_stcore/host-config", self.timeout,
+                   headers=self._cookie_header())
         parts = urllib.parse.urlsplit(self.base_url)
         scheme = "wss" if parts.scheme == "https" else "ws"
+        token = self.cookies.get(XSRF_COOKIE, "PLACEHOLDER_AUTH_TOKEN")
         self._ws = await connect(f"{scheme}://{parts.netloc}{parts.path}/_stcore/stream",
-                                 subprotocols=["streamlit", "PLACEHOLDER_AUTH_TOKEN"],  # type: ignore[list-item]
+                                 subprotocols=["streamlit", token],  # type: ignore[list-item]
                                  origin=f"{parts.scheme}://{parts.netloc}",  # type: ignore[arg-type]
+                                 additional_headers=self._cookie_header(),
                                  max_size=None, open_timeout=self.timeout,
+                                 # a browser never pings; it answers the server's pings (the
+                                 # library does that by itself)
+                                 ping_interval=None,
                                  user_agent_header="eae-stclient")
         self._reader = asyncio.create_task(self._read(), name="stclient-read")
         self.query_string, self.page = query, page
         await self._rerun(page_name=page)
+
+    def _cookie_header(self) -> dict[str, str]:
+        if not self.cookies:
+            return {}
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
 
     async def close(self) -> None:
         """Close the socket (the server ends the session) and stop this session's tasks."""
@@ -424,7 +468,14 @@ class AsyncSession:
         if not fragment:
             self._finished = False
         self.stats.reruns += 1
-        await self._ws.send(msg.SerializeToString())
+        await self._send(msg)
+
+    async def _send(self, msg: BackMsg) -> None:
+        assert self._ws is not None
+        try:
+            await self._ws.send(msg.SerializeToString())
+        except ConnectionClosed as e:
+            raise ClientError(f"the server closed the session: {e}") from e
 
     async def rerun(self) -> None:
         """Rerun the script with the widgets as they are (the frontend's "Rerun")."""
@@ -444,6 +495,45 @@ class AsyncSession:
     async def click(self, name: str) -> None:
         """Press button `name` (label or key)."""
         await self.set_widget(name, True)
+
+    async def upload(self, name: str, files: list[tuple[str, bytes]],
+                     mime: str = "application/octet-stream") -> None:
+        """Put `files` ((file name, bytes) each) into the file uploader `name` (label or key)
+        and rerun, as the frontend does: it asks the server for upload URLs, PUTs each file
+        (multipart, with the XSRF token), then sends the uploader's state. ClientError if the
+        server refuses a file (its status and message)."""
+        w = self.widget(name)
+        if w.kind != "file_uploader":
+            raise ClientError(f"{name!r} is a {w.kind}, not a file uploader")
+        if self._ws is None or self.closed:
+            raise ClientError("the session is closed")
+        rid = uuid.uuid4().hex
+        msg = BackMsg()
+        msg.file_urls_request.request_id = rid
+        msg.file_urls_request.session_id = self.session_id
+        msg.file_urls_request.file_names.extend(n for n, _ in files)
+        await self._send(msg)
+        await self.until(lambda: rid in self._file_urls, None, "upload URLs")
+        resp = self._file_urls.pop(rid)
+        if resp.error_msg:
+            raise ClientError(f"upload refused: {resp.error_msg}")
+        ws = WidgetState(id=w.id)
+        state = ws.file_uploader_state_value
+        for (fname, data), urls in zip(files, resp.file_urls, strict=True):
+            body, ctype = multipart("file", fname, data, mime)
+            got = await aget(self.base_url + urls.upload_url, self.timeout, method="PUT",
+                             data=body, headers={"Content-Type": ctype,
+                                                 "X-Xsrftoken": self.cookies.get(XSRF_COOKIE, ""),
+                                                 **self._cookie_header()})
+            self.stats.fetches += 1
+            if got.status not in (200, 204):
+                raise ClientError(f"upload of {fname!r}: {got.status} "
+                                  f"{got.body[:200].decode(errors='replace')}")
+            info = state.uploaded_file_info.add()
+            info.file_id, info.name, info.size = urls.file_id, fname, len(data)
+            info.file_urls.CopyFrom(urls)
+        self._states[w.id] = ws
+        await self._rerun()
 
     async def goto(self, page: str, query: str = "") -> None:
         """Switch to the page at URL path `page` (as the sidebar's navigation does)."""
@@ -498,6 +588,8 @@ class AsyncSession:
             for path, h in self.pages.items():
                 if h == self.page_hash:
                     self.page = path
+        elif kind == "file_urls_response":
+            self._file_urls[msg.file_urls_response.response_id] = msg.file_urls_response
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
         elif kind == "delta":
@@ -936,6 +1028,10 @@ class Session:
 
     def goto(self, page: str, query: str = "") -> None:
         _call(self.inner.goto(page, query), self.inner.timeout)
+
+    def upload(self, name: str, files: list[tuple[str, bytes]],
+               mime: str = "application/octet-stream") -> None:
+        _call(self.inner.upload(name, files, mime), self.inner.timeout)
 
     def figures(self, timeout: float | None = None) -> list[Chart]:
         return _call(self.inner.figures(timeout), timeout or self.inner.timeout)

@@ -78,3 +78,22 @@ def test_pages_from_navigation(server: str) -> None:
         assert s.page == "papers" and chart.payload is not None
         assert not any("About & status" in t for t in s.texts())  # the old page's elements left
         assert not s.exceptions, s.exceptions
+
+
+def test_upload_into_the_explorer(server: str) -> None:
+    from dynamics.uploads import example_csv
+
+    with Session.open(server, query="data.kind=array", timeout=TIMEOUT) as s:
+        s.wait_idle()
+        s.upload("CSV or NPZ of points and labels", [("bad.csv", b"x1,x2,y\n1,2,1\n3,oops,-1\n")],
+                 mime="text/csv")
+        s.wait_idle()
+        assert any("cannot be used" in t for t in s.texts()), s.texts()
+        known = {p.fig_key for p in s.players()}
+        s.upload("CSV or NPZ of points and labels", [("points.csv", example_csv())],
+                 mime="text/csv")
+        chart = s.wait_chart(known=known, timeout=TIMEOUT)
+        s.wait_idle()
+        assert chart.payload is not None and not s.exceptions, s.exceptions
+        assert not any("cannot be used" in t for t in s.texts())
+        assert "data.kind=array" in s.query_string and "data.X" not in s.query_string
