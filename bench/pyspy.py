@@ -2,16 +2,19 @@
 app), and the samples are summed by thread and by function.
 
 `Recorder(pid)` runs ``py-spy record --format raw --threads`` on the process until `stop()`
-(SIGINT, which makes py-spy write its file); `summarise(path)` reads the collapsed stacks
+(SIGINT, which makes py-spy write its file); with ``gil=True`` only the thread holding the
+interpreter lock is sampled (``--gil``: the time that serialises every session; numba kernels
+release the lock and so drop out). `summarise(path)` reads the collapsed stacks
 (``thread (tid): name;outer (file:line);…;inner (file:line) count``) into shares of the
 samples: per thread kind, per function inclusive (a sample counts once for every function on
-its stack), per innermost function (self time), and per `CATEGORIES` (the first category
-whose marker is on the stack, innermost first). Samples of threads that wait (`WAITING`) are
-left out, so the shares are of the process's CPU time, approximately (a sampling profile: at
-67 Hz, a share of a few samples is noise).
+its stack), per innermost function (self time), and per category (`LEAF_CATEGORIES` on the
+innermost frame, then the first of `CATEGORIES` whose marker is on the stack, innermost
+first). Samples of threads that wait (`WAITING`) are left out, so without ``--gil`` the
+shares are of the process's CPU time, approximately. A sampling profile: at 67 Hz, a share of
+a few samples is noise.
 
-py-spy is optional (``.venv/bin/pip install py-spy``, see requirements-bench.txt); it needs
-ptrace rights on the process (root, or CAP_SYS_PTRACE).
+py-spy is optional (``.venv/bin/pip install py-spy==0.4.3``, pinned in
+requirements-bench.txt); it needs ptrace rights on the process (root, or CAP_SYS_PTRACE).
 """
 
 from __future__ import annotations
