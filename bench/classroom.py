@@ -112,7 +112,8 @@ class Visit:
 
 def widths_for(n: int, start: int = 20, avoid: tuple[int, ...] = (DEFAULT_WIDTH,)) -> list[int]:
     """`n` distinct widths from `start` up, none in `avoid` (the link's own width)."""
-    out, w = [], start
+    out: list[int] = []
+    w = start
     while len(out) < n:
         if w not in avoid:
             out.append(w)
@@ -437,14 +438,14 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         if opts.profile:
             profile = pyspy.Recorder(pid, Path(tmp.name) / "pyspy.txt", gil=True)
 
-        loop = asyncio.new_event_loop()
+        loop = _Loop()  # runs all along: sessions answer the server's pings between phases
         phases: dict[str, Any] = {}
 
         # (a) everyone opens the same link at once
         load0, cpu0, ta = loadavg(), tree_cpu_s(pid), time.monotonic()
         if browsers:
             browsers.go_open.set()
-        got = loop.run_until_complete(_all(
+        got = loop.run(_all(
             open_one(i, server.url, opts.query, opts.page, opts.timeout_s) for i in range(n)))
         if browsers:
             browsers.opened.wait(opts.timeout_s + 60)
@@ -466,7 +467,7 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         if browsers:
             browsers.go_change.set()
         when = offsets(n, opts.window_s)
-        changes = loop.run_until_complete(_all(
+        changes = loop.run(_all(
             change_one(i, sessions[i], widths[i], when[i], opts.timeout_s) for i in range(n)))
         if browsers:
             browsers.changed.wait(opts.timeout_s + opts.window_s + 60)
@@ -487,11 +488,11 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
 
         # every session closes; memory 60 s later
         stats = [s.stats for s in sessions if s is not None]
-        loop.run_until_complete(_all(s.close() for s in sessions if s is not None))
+        loop.run(_all(s.close() for s in sessions if s is not None))
         if browsers:
             browsers.go_close.set()
             browsers.join(60)
-        _close_loop(loop)
+        loop.close()
         tc, cpu_close = time.monotonic(), tree_cpu_s(pid)
         while time.monotonic() - tc < opts.rss_wait_s:
             time.sleep(0.5)
@@ -555,14 +556,31 @@ def _tf(sampler: TreeSampler, t: float) -> tuple[int, int] | None:
     return None if got is None else (got.threads, got.open_files)
 
 
-def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel what is left on the loop (a failed session's fetches), then close it."""
-    left = asyncio.all_tasks(loop)
-    for t in left:
-        t.cancel()
-    if left:
-        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-    loop.close()
+class _Loop:
+    """An event loop running in a thread of its own for the whole class (the protocol
+    sessions keep reading their sockets while the main thread waits for browsers or sleeps)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="class-loop",
+                                       daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Awaitable[T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Cancel what is left (a failed session's fetches), stop and close the loop."""
+        async def cancel_rest() -> None:
+            rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in rest:
+                t.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
+        self.run(cancel_rest())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
 
 
 async def _all(coros: Iterable[Awaitable[T]]) -> list[T]:
