@@ -606,8 +606,9 @@ def render(rep: dict[str, Any]) -> str:
     """The report as a table (the goals of issue 20 item 4 beside each figure)."""
     o = rep["options"]
     ph = rep["phases"]
-    lines = [f"classroom: {o['students']} protocol-level sessions + {o['browsers']} browsers on "
-             f"one link (page {o['page'] or 'Explorer'!r}, query {o['query'] or 'default'!r}); "
+    lines = [f"classroom: {o['students']} protocol-level sessions + {o['browsers']} browser "
+             f"pages on one link (page {o['page'] or 'Explorer'!r}, query "
+             f"{o['query'] or 'default'!r}); "
              f"{rep['cores']} cores; load average at the end {rep['loadavg_end']}",
              "",
              f"{'':28} {'n':>3} {'ok':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7} "
