@@ -28,7 +28,8 @@ TOOLS = {
     "page": ("bench.bench_page", "Explorer latency in a browser (first chart, settings "
              "changes: --changes N) and under AppTest"),
     "pages": ("bench.bench_pages", "first chart of every page; quick built-in sweeps"),
-    "load": ("bench.load", "many browser sessions on one Streamlit server at once"),
+    "load": ("bench.load", "a classroom on one link (--students N: protocol-level sessions, "
+             "--browsers N); without --students, browser sessions at once"),
     "figures": ("bench.bench_figures", "server CPU and bytes of a new chart, per page figure"),
     "drag": ("bench.bench_drag", "scrub a control live: family arrival, updates per second "
              "while dragging ε and γ (real Chromium)"),

@@ -1,13 +1,20 @@
-"""Load check: many browser sessions open the Explorer at once on one Streamlit server.
+"""Load check: many sessions on one Streamlit server at once.
 
-    .venv/bin/python -m bench load                      # 10 sessions: 5 on one link, 5 distinct
+    .venv/bin/python -m bench load --students 30 [--browsers 10]   # the classroom (bench.classroom)
+    .venv/bin/python -m bench load --quick                         # a short classroom
+    .venv/bin/python -m bench load                      # 10 browsers: 5 on one link, 5 distinct
     .venv/bin/python -m bench load --sessions 30 --shared 30 --json out.json
+
+With `--students` (or `--quick`) this runs the classroom of `bench.classroom`: protocol-level
+sessions on one link, opening and then changing a setting, with the server's health, memory
+and CPU. Without them, the browser-only check below.
 
 Starts one server (`streamlit run app.py`, loopback only, a fresh EAE_CACHE_DIR), then opens
 all sessions in headless Chromium (one browser, one context per session, so each is its own
 Streamlit session) within a fraction of a second: `--shared` of them on the same link (the
 class on a preset), the others each on a different configuration (`?model.width=..&seed=..`).
-For every session it reports the time until a Plotly chart is visible, the time until the app
+For every session it reports the time until a chart is drawn (a Plotly chart in the page or the
+figure player's, in its iframe), the time until the app
 is idle (run finished and drawn), Streamlit exceptions on the page, console errors and page
 errors, and requests to hosts other than the server (listed apart: a hosted app should need
 none, and here they cannot resolve); then p50/p95, and the service counters read from the
@@ -38,12 +45,19 @@ from typing import Any
 from devtools.browser import IDLE_JS, VIEWPORT, launch_chromium
 from devtools.server import REPO_ROOT, StreamlitServer, streamlit_python
 
-# One poll of a page: chart visible? app idle? exceptions shown? (Streamlit 1.67 test ids; the
-# idle rule is devtools.browser.IDLE_JS, the one the browser tests wait on.)
+# One poll of a page: chart visible (a Plotly chart in the page, or a figure player's iframe
+# that has drawn its figure)? app idle? exceptions shown? (Streamlit 1.67 test ids; the idle
+# rule is devtools.browser.IDLE_JS, the one the browser tests wait on.)
 _POLL_JS = """() => {
   const vis = (el) => el.getClientRects().length > 0
       && getComputedStyle(el).visibility !== 'hidden';
-  const chart = Array.from(document.querySelectorAll('.js-plotly-plot')).some(vis);
+  const drawn = (f) => {
+    const w = f.contentWindow;
+    const p = w && w.EAEPlayer && w.EAEPlayer.players[0];
+    return !!(p && p.run) && vis(f);
+  };
+  const chart = Array.from(document.querySelectorAll('.js-plotly-plot')).some(vis)
+      || Array.from(document.querySelectorAll('iframe[title$="eae_player"]')).some(drawn);
   const idle = (__IDLE_JS__)();
   const exceptions = Array.from(document.querySelectorAll('[data-testid="stException"]'))
       .map((e) => e.innerText.slice(0, 300));
@@ -387,7 +401,11 @@ def main(argv: list[str] | None = None) -> int:
                     "into their disk cache before the load (then the first runs include JIT)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per session")
     ap.add_argument("--json", type=Path, default=None, help="write the full report here")
+    from . import classroom
+    classroom.add_arguments(ap)
     args = ap.parse_args(argv)
+    if args.students is not None or args.quick:
+        return classroom.main(args)
     n_shared = args.sessions // 2 if args.shared is None else args.shared
 
     from playwright.sync_api import sync_playwright

@@ -7,7 +7,10 @@ drives the dashboard from outside:
 - `devtools.browser`: the headless Debian Chromium settings (`CHROMIUM_PATH`, `CHROMIUM_ARGS`,
   `VIEWPORT`) and `wait_for_streamlit_idle`, the rule for "the app has finished a run";
 - `devtools.apptest`: `run_page` (Streamlit's AppTest on one page with URL parameters) and
-  `plotly_spec` (the Plotly JSON of a page's chart).
+  `plotly_spec` (the Plotly JSON of a page's chart);
+- `devtools.stclient`: `Session` / `AsyncSession`, protocol-level Streamlit sessions (the
+  browser's websocket protocol without a browser: pages, widgets, figure payloads), for tests
+  and load benchmarks.
 
 Each module imports its heavy dependencies (Playwright, Streamlit) only when called.
 """
