@@ -58,7 +58,7 @@ from typing import Any, TypeVar
 from devtools.stclient import AsyncSession, Chart, ClientError, Session
 
 from . import pyspy
-from .load import Server, warm_numba_cache
+from .app_server import Server, warm_numba_cache
 from .serverwatch import HealthPoller, TreeSampler, pct, tree_cpu_s, tree_rss_mb, wait_quiet
 
 T = TypeVar("T")

@@ -33,9 +33,7 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -43,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from devtools.browser import IDLE_JS, VIEWPORT, launch_chromium
-from devtools.server import REPO_ROOT, StreamlitServer, streamlit_python
+
+from .app_server import Server, warm_numba_cache
 
 # One poll of a page: chart visible (a Plotly chart in the page, or a figure player's iframe
 # that has drawn its figure)? app idle? exceptions shown? (Streamlit 1.67 test ids; the idle
@@ -334,45 +333,6 @@ def _cpu_seconds(pid: int | None) -> float | None:
         return (int(fields_[11]) + int(fields_[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
-
-
-# ----------------------------------------------------------------------------- server
-def warm_numba_cache(timeout_s: float = 600.0) -> None:
-    """One short run of each integrator in a subprocess, so the numba kernels are compiled into
-    their disk cache (as the Docker image does at build time) and the load measures serving,
-    not JIT compilation. Uses the CLI, which does not touch the run cache."""
-    exe = streamlit_python()
-    with tempfile.TemporaryDirectory(prefix="eae_warm_") as tmp:
-        for method in ("gf", "gd"):
-            subprocess.run([exe, "-m", "dynamics", "run", "--quiet", "--out",
-                            str(Path(tmp) / "warm.npz"), "--set", f"integrator.method={method}",
-                            "--set", "integrator.t_end=1"],
-                           cwd=REPO_ROOT, check=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-class Server:
-    """`streamlit run app.py` on 127.0.0.1 with its own fresh cache directory
-    (devtools.server.StreamlitServer, plus a private temp dir)."""
-
-    def __init__(self, app: str = "serve.py", env: dict[str, str] | None = None) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="eae_load_")
-        self.cache_dir = Path(self._tmp.name) / "cache"
-        self._server = StreamlitServer(REPO_ROOT / app,
-                                       {"EAE_CACHE_DIR": str(self.cache_dir), **(env or {})},
-                                       Path(self._tmp.name))
-        self.url = self._server.url
-        self.proc = self._server.proc
-
-    def wait_healthy(self) -> None:
-        self._server.wait_healthy()
-
-    def log(self, n: int = 4000) -> str:
-        return self._server.log_tail(n)
-
-    def stop(self) -> None:
-        self._server.stop()
-        self._tmp.cleanup()
 
 
 def _print_report(rep: LoadReport) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench import classroom, pyspy
+from bench.app_server import Server
 from bench.classroom import Options, Visit
-from bench.load import Server
 from bench.serverwatch import (
     HealthPoller,
     TreeSampler,

@@ -144,7 +144,8 @@ def _warm() -> None:
     long as the server, and every collection would walk them again)."""
     import gc
 
-    import ui.figures  # noqa: F401  (viz, plotly, the payload encoder)
+    import viz.main_figure
+    import viz.payload  # noqa: F401
     from dynamics import warmup as w
     w.warm_kernels()
     gc.collect()
