@@ -13,6 +13,7 @@ from dynamics.simulate import simulate
 from viz.export import standalone_html
 from viz.main_figure import main_figure
 from viz.notebook import NotebookFigure, show
+from viz.options import FigureOptions
 
 SMALL = {"model": {"width": 6}, "record": {"frames": 12}}
 
@@ -22,7 +23,7 @@ def test_a_config_is_simulated_analysed_and_embedded_offline() -> None:
     assert isinstance(fig, NotebookFigure)
     assert fig.trajectory.config == Config.from_dict(SMALL)
     assert fig.trajectory.status == "completed" and fig.analysis is not None
-    assert len(fig.figure.frames) == fig.trajectory.n_frames == 12
+    assert fig.figure.animation.n_frames == fig.trajectory.n_frames == 12
     page = fig.html.decode()
     assert "<script src=" not in page  # plotly.js embedded: nothing fetched
     shown = fig._repr_html_()
@@ -36,8 +37,8 @@ def test_a_trajectory_is_drawn_as_it_is_with_the_explorer_figure() -> None:
     traj = simulate(Config.from_dict(SMALL))
     fig = show(traj, analysis=False, time_axis="linear")
     assert fig.trajectory is traj and fig.analysis is None
-    want = main_figure(traj, None, time_axis="linear")
-    assert fig.figure.to_plotly_json() == want.to_plotly_json()
+    want = main_figure(traj, None, FigureOptions(time_axis="linear"))
+    assert fig.figure.figure.to_plotly_json() == want.figure.to_plotly_json()
     assert fig.html == standalone_html(want)
 
 

@@ -10,7 +10,8 @@ Explorer's main figure (`viz.main_figure`). The result is a `NotebookFigure`: Ju
 through `_repr_html_` as the standalone page of `viz.export.standalone_html` (plotly.js
 embedded, frames, ▶ Play and slider) inside an iframe, so it animates without a network
 connection, without plotly's notebook renderers and beside other figures on the same page.
-`.html` is that page (bytes; `.save(path)` writes it) and `.figure` the Plotly figure.
+`.html` is that page (bytes; `.save(path)` writes it) and `.figure` the animated figure
+(`viz.animation.AnimatedFigure`: the first frame as a Plotly figure plus the frames' arrays).
 
 This composes the library and a figure the way a page does; the figure builders themselves
 stay pure (they never integrate).
@@ -24,16 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import plotly.graph_objects as go
-
 from dynamics.analysis import analyse
 from dynamics.annotations import Analysis
 from dynamics.config import Config
 from dynamics.simulate import simulate
 from dynamics.trajectory import Trajectory
 
+from .animation import AnimatedFigure
 from .export import standalone_html
 from .main_figure import main_figure
+from .options import FigureOptions
 
 IFRAME_MARGIN_PX = 40  # room for the page's margins around the figure inside the iframe
 DEFAULT_HEIGHT_PX = 720  # when the figure leaves its height to the container
@@ -41,17 +42,17 @@ DEFAULT_HEIGHT_PX = 720  # when the figure leaves its height to the container
 
 @dataclass(frozen=True)
 class NotebookFigure:
-    """A drawn run: the trajectory, its analysis, the Plotly figure and its standalone page."""
+    """A drawn run: the trajectory, its analysis, the animated figure and its standalone page."""
 
     trajectory: Trajectory
     analysis: Analysis | None
-    figure: go.Figure
+    figure: AnimatedFigure
     html: bytes
 
     @property
     def height_px(self) -> int:
         """The iframe's height: the figure's own height plus the page's margins."""
-        height = self.figure.layout.height
+        height = self.figure.figure.layout.height
         return int(height or DEFAULT_HEIGHT_PX) + IFRAME_MARGIN_PX
 
     def _repr_html_(self) -> str:
@@ -83,11 +84,15 @@ def show(run: Trajectory | Config | Mapping[str, Any] | str | None = None, *,
     """The Explorer's animated figure of `run`: a `Trajectory`, or a config (a `Config`, a
     dict such as ``{"model": {"width": 12}}``, its JSON text, or None for the defaults) that is
     simulated here. `analysis` False leaves out phases, theory and paper markers;
-    `figure_options` go to `viz.main_figure.main_figure` (radius, time_axis, time_scale,
-    max_frames, …). Invalid configs raise `dynamics.config.ConfigError` naming each field."""
+    `figure_options` are `viz.options.FigureOptions` fields (presenter, radius, time_axis,
+    time_scale) or `viz.main_figure.main_figure`'s limits (max_frames, max_curves,
+    max_neurons). Invalid configs raise `dynamics.config.ConfigError` naming each field."""
     traj = run if isinstance(run, Trajectory) else simulate(_config(run))
     found = analyse(traj) if analysis else None
-    fig = main_figure(traj, found, **figure_options)
+    fields = set(FigureOptions.__dataclass_fields__)
+    options = FigureOptions(**{k: v for k, v in figure_options.items() if k in fields})
+    limits = {k: v for k, v in figure_options.items() if k not in fields}
+    fig = main_figure(traj, found, options, **limits)
     return NotebookFigure(traj, found, fig, standalone_html(fig, title=title))
 
 
