@@ -285,6 +285,11 @@ def ols_plateau(traj: Trajectory, level: float, tol: float = 1e-3) -> tuple[floa
     return float(traj.t[i]), float(traj.t[j])
 
 
+OLS_MAX_WORK = 2e8
+"""Largest n·d² of the least-squares fit the analysis computes (≈ 0.1–0.2 s); bigger data (e.g.
+teacher data in high dimension) get a note instead."""
+
+
 def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations:
     """Regression with square loss: the least-squares fit (a note); when one ReLU unit can
     represent it, its direction and the detected "OLS plateau" — the longest stretch with
@@ -292,6 +297,11 @@ def annotate(traj: Trajectory, rules: PhaseRules, ols_tol: float) -> Annotations
     out = Annotations()
     cfg = traj.config
     if traj.classification or cfg.loss.kind != "square":
+        return out
+    n, d = traj.X.shape
+    if n * d * d > OLS_MAX_WORK:  # least squares costs n·d² multiply-adds: bounded up front
+        out.notes.append(f"least-squares fit not computed: it would take n·d² = {n * d * d:.2g} "
+                         f"multiply-adds, over the analysis budget {OLS_MAX_WORK:.0e}")
         return out
     fit = theory.ols_fit(cfg, dataset_view(traj))
     out.notes.append(f"least-squares fit: β = {np.round(fit.beta, 4).tolist()}, loss "
