@@ -9,8 +9,10 @@ clean-up of the sessions Streamlit keeps after their websocket closed.
 - `Reaper` (started by `ui.hardening` on the server's first request): every `REAP_S` it shuts
   down the disconnected sessions whose reconnect time (`server.disconnectedSessionTTL`) has
   passed — Streamlit 1.67 drops them from its store without shutting them down, so their
-  uploaded files stayed in memory for good — and deletes uploaded files that belong to no
-  session; then collects garbage and hands freed heap back to the OS (glibc's malloc_trim).
+  uploaded files stayed in memory for good —, empties their session state (Streamlit's
+  message loop keeps a reference to the last session it served while idle, state and all),
+  and deletes uploaded files that belong to no session; then collects garbage and hands freed
+  heap back to the OS (glibc's malloc_trim).
   It reads Streamlit internals (the session manager's store and the uploaded-file manager)
   and does nothing when they are not where 1.67 keeps them.
 """
@@ -138,6 +140,11 @@ class Reaper:
             for sid, info in expired:
                 if not mgr.is_active_session(sid):
                     info.session.shutdown()
+                    # Streamlit's flush loop keeps its last session in a loop variable while
+                    # idle: empty the dead session's state so that reference holds nothing
+                    state = getattr(info.session, "_session_state", None)
+                    if state is not None and hasattr(state, "clear"):
+                        state.clear()
                     removed += 1
                     self.counts["shut_down"] += 1
         files = getattr(getattr(rt, "uploaded_file_mgr", None), "file_storage", None)
@@ -150,6 +157,9 @@ class Reaper:
                 removed += 1
                 self.counts["orphan_files"] += 1
         self.counts["rounds"] += 1
+        if removed:
+            log.info("session reaper: %d sessions shut down, %d orphaned upload sets removed "
+                     "(so far)", self.counts["shut_down"], self.counts["orphan_files"])
         return removed
 
 
