@@ -345,7 +345,9 @@ class Server:
         self._tmp = tempfile.TemporaryDirectory(prefix="eae_load_")
         self.cache_dir = Path(self._tmp.name) / "cache"
         self._server = StreamlitServer(REPO_ROOT / app,
-                                       {"EAE_CACHE_DIR": str(self.cache_dir), **(env or {})},
+                                       {"EAE_CACHE_DIR": str(self.cache_dir),
+                                        "EAE_OPERATOR": "1",  # counters on the Status page
+                                        **(env or {})},
                                        Path(self._tmp.name))
         self.url = self._server.url
         self.proc = self._server.proc

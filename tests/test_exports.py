@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from dynamics import sweeps as sw
-from dynamics.config import Config
+from dynamics.config import Config, ConfigError
 from dynamics.exports import TRIGGERS, csv_bytes, inert_text
 from dynamics.papers import Claim
 from dynamics.service import Service
@@ -101,7 +101,7 @@ def test_minus_zero_and_zero_are_one_setting(path: str) -> None:
     base = {"data": {"kind": "clusters"}} if section == "data" else {}
     raw = {**base, section: {**base.get(section, {}), name: -0.0}}
     if path == "model.c":  # c must be > 0: −0 is refused like 0
-        with pytest.raises(Exception):
+        with pytest.raises(ConfigError):
             Config.from_dict(raw)
         return
     neg = Config.from_dict(raw)

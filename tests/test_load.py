@@ -19,7 +19,8 @@ def test_four_sessions_at_once_shared_link_computed_once(start_streamlit, browse
     assert (REPO_ROOT / "app_pages" / "explorer.py").exists(), "the Explorer page is missing"
     assert (REPO_ROOT / "app_pages" / "status.py").exists(), "the status page (counters) is missing"
     warm_numba_cache()  # measure serving, not JIT compilation (the image is built warm too)
-    base = start_streamlit("serve.py", env={"EAE_CACHE_DIR": str(tmp_path / "cache")})
+    base = start_streamlit("serve.py", env={"EAE_CACHE_DIR": str(tmp_path / "cache"),
+                                            "EAE_OPERATOR": "1"})  # counters on Status
 
     before = read_counters(browser, base)
     assert "Computed" in before, f"no service counters on the status page: {before}"

@@ -423,8 +423,11 @@ def test_default_service_is_one_per_process_in_the_configured_dir() -> None:
     assert "eae_cache" in str(s.cache_dir)  # conftest's temp dir, not the user's cache
 
 
-def test_status_page_shows_counters_limits_and_clears_memory() -> None:
+def test_status_page_shows_counters_limits_and_clears_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("EAE_OPERATOR", "1")  # the operator view
 
     from dynamics.blas import apply_numpy_blas_threads
 
