@@ -29,6 +29,9 @@ TOOLS = {
              "changes: --changes N) and under AppTest"),
     "pages": ("bench.bench_pages", "first chart of every page; quick built-in sweeps"),
     "load": ("bench.load", "many browser sessions on one Streamlit server at once"),
+    "precompute": ("bench.precompute", "auto end time and analysis at every size up to the "
+                   "limits, before -> after"),
+    "soak": ("bench.soak", "protocol-level sessions for minutes: RSS, files, threads, cache"),
 }
 
 

@@ -141,10 +141,11 @@ def _child(root: Path, phase: str, n: int, d: int, m: int, traj: Path,
 
 
 def precompute_section(quick: bool = False, before: str | None = BEFORE_REV,
-                       say: Any = print) -> dict[str, Any]:
-    """Rows (phase, n, d, m, after, before) over `SIZES` (`QUICK_SIZES` when quick); the
-    analysis at each m of `WIDTHS` (the smallest only when quick)."""
-    sizes = QUICK_SIZES if quick else SIZES
+                       say: Any = print, sizes: list[tuple[int, int]] | None = None
+                       ) -> dict[str, Any]:
+    """Rows (phase, n, d, m, after, before) over `sizes` (default `SIZES`, `QUICK_SIZES` when
+    quick); the analysis at each m of `WIDTHS` (the smallest only when quick)."""
+    sizes = sizes or (QUICK_SIZES if quick else SIZES)
     widths = WIDTHS[:1] if quick else WIDTHS
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="eae-precompute-") as tmp:

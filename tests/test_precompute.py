@@ -155,3 +155,15 @@ def test_the_auto_time_is_remembered_by_config() -> None:
     cfg = Config.from_dict({"data": {"kind": "teacher", "n": 300, "d": 6}, "seed": 11})
     first = timescales.auto_time(cfg)
     assert timescales.auto_time(Config.from_json(cfg.to_json())) is first
+
+
+def test_the_bench_section_measures_and_renders() -> None:
+    """`python -m bench precompute` (one small size, no "before" here: see bench/REPORT.md)."""
+    from bench.precompute import precompute_lines, precompute_section
+
+    sec = precompute_section(quick=True, before=None, say=lambda _m: None, sizes=[(200, 8)])
+    assert [r["phase"] for r in sec["rows"]] == ["auto", "analyse"]
+    for r in sec["rows"]:
+        assert r["after"]["time_s"] > 0 and r["after"]["peak_mb"] >= 0, r
+    table = "\n".join(precompute_lines(sec))
+    assert "| auto | 200 | 8 |" in table and "→" in table
