@@ -504,7 +504,8 @@ def test_prefetch_runs_one_at_a_time_within_the_limits(tmp_path: Path) -> None:
 
 
 def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path) -> None:
-    svc = CountingService(tmp_path, Limits(max_concurrent=1))
+    # click_to_run_s: the never-ending run must be speculated here (heavy ones are not)
+    svc = CountingService(tmp_path, Limits(max_concurrent=1, click_to_run_s=1e9))
     t0 = time.monotonic()
     svc.prefetch([never_ending(seed=60), tiny(seed=61)])
     assert time.monotonic() - t0 < WAIT  # returns at once (a liveness bound, not a timing)
