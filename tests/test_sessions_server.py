@@ -238,3 +238,15 @@ def test_memory_returns_after_uploads_fast(tmp_path: Path) -> None:
 def test_memory_returns_after_twenty_uploads(tmp_path: Path) -> None:
     """The issue's loop: 20 uploads with the shipped settings (sessions kept 30 s)."""
     _memory_case(tmp_path, 20, 5)
+
+
+@pytest.mark.slow
+def test_the_soak_runs_and_reports() -> None:
+    """`python -m bench soak` at a short duration: samples, actions, no errors."""
+    from bench.soak import render, run_soak
+
+    rep = run_soak(3, 0.5, 10.0, 35.0, say=lambda _m: None)
+    assert len(rep.samples) >= 3 and rep.after_end is not None
+    assert sum(rep.actions.values()) > 5
+    assert not rep.errors and not rep.log_errors, (rep.errors, rep.log_errors)
+    assert "| t (s) | RSS (MB) |" in render(rep)
