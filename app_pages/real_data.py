@@ -93,9 +93,33 @@ def _eps_options(value: float) -> list[float]:
     return sorted({*EPS_CHOICES, float(value)})
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _parse(name: str, data: bytes, loss: str, map_01: bool) -> Any:
-    return parse_upload(name, data, loss=loss, map_01=map_01)
+def _parsed_upload(up: Any, loss: str, map_01: bool) -> tuple[dict[str, Any] | None, list[str]]:
+    """The uploaded file's arrays and summary (None and the reasons when it cannot be used),
+    parsed once per file and setting and kept in this session only: the previous file's
+    arrays are dropped before a new one is parsed, a refused file keeps just its messages,
+    and nothing is shared between sessions (a parse is as large as its arrays)."""
+    slot = _key("upload_parsed")
+    key = (getattr(up, "file_id", "") or up.name, up.size, loss, bool(map_01))
+    held = ss.get(slot)
+    if held is not None and held["key"] == key:
+        return held["data"], held["msgs"]
+    ss.pop(slot, None)
+    data: dict[str, Any] | None = None
+    msgs: list[str] = []
+    try:
+        parsed = parse_upload(up.name, up.getvalue(), loss=loss, map_01=map_01)
+    except UploadError as e:
+        msgs = [plain(m) for m in e.messages]
+    else:
+        labels = set(np.unique(parsed.y).tolist())
+        if labels != {-1.0, 1.0}:
+            msgs = [f"This page needs two classes labelled −1 and +1; the file's labels are "
+                    f"{', '.join(f'{v:g}' for v in sorted(labels)[:6])}."]
+        else:  # the arrays themselves (read-only, never copied into the config)
+            data = {"X": parsed.X, "y": parsed.y,
+                    "summary": parsed.summary + "".join(f" {n}" for n in parsed.notes)}
+    ss[slot] = {"key": key, "data": data, "msgs": msgs}
+    return data, msgs
 
 
 # ----------------------------------------------------------------------------- page
@@ -192,25 +216,19 @@ if bound.warnings:
 
 d: dict[str, Any] = DEFAULT.to_dict()
 if source == "digits":
+    ss.pop(_key("upload_parsed"), None)  # an upload's arrays are not kept for later
     d["data"] = {"kind": "digits", "classes": [int(cls_a), int(cls_b)],
                  "n_per_class": int(n_per) or None, "centre": bool(centre), "bias": False}
 else:
     if up is None:
+        ss.pop(_key("upload_parsed"), None)
         st.info("Upload a CSV or NPZ file of points and ±1 labels in the sidebar (or download "
                 "the example CSV there), or switch back to the digits.")
     else:
-        try:
-            parsed = _parse(up.name, up.getvalue(), loss_kind, bool(map_01))
-        except UploadError as e:
-            upload_msgs = [plain(m) for m in e.messages]
-        else:
-            labels = set(np.unique(parsed.y).tolist())
-            if labels != {-1.0, 1.0}:
-                upload_msgs = [f"This page needs two classes labelled −1 and +1; the file's "
-                               f"labels are {', '.join(f'{v:g}' for v in sorted(labels)[:6])}."]
-            else:
-                upload_data = parsed.data.model_dump(mode="json")
-                upload_summary = parsed.summary + "".join(f" {n}" for n in parsed.notes)
+        got, upload_msgs = _parsed_upload(up, loss_kind, bool(map_01))
+        if got is not None:
+            upload_data = {"kind": "array", "X": got["X"], "y": got["y"], "bias": False}
+            upload_summary = got["summary"]
     if upload_msgs:
         st.error(text.with_list("The uploaded file cannot be used:", upload_msgs))
     if upload_data is not None:

@@ -1,5 +1,8 @@
-"""About & status: the service's counters, cache sizes, the active limits (with their
-environment variables), thread settings and library versions. Nothing here computes dynamics.
+"""About & status. Every visitor sees what the app is and what this server allows (its limits,
+in words). The server's internals — the service's counters, cache sizes and path, the limits'
+environment variables, thread settings, library versions and the "Clear memory cache" button —
+are shown only when the operator setting is on (`EAE_OPERATOR=1`, `dynamics.limits.Settings`).
+Nothing here computes dynamics.
 
 URL (through the binder, ui.state): `view.presenter` (presenter mode: no sidebar, larger
 text, the intro collapsed), like every page.
@@ -15,12 +18,14 @@ import pandas as pd
 import streamlit as st
 
 from dynamics.blas import thread_settings
-from dynamics.limits import LIMIT_HELP, Limits, get_limits
+from dynamics.limits import LIMIT_HELP, Limits, get_limits, get_settings
 from ui import presenter, state
 from ui.runner import get_service  # the pages' accessor of the process's service
 from ui.view import View
 
 PREFIX = "stat"
+VISITOR_LIMITS = ("max_width", "max_points", "max_dim", "max_frames", "max_upload_mb",
+                  "deadline_s", "max_sweep_points", "click_to_run_s")  # shown to everyone
 
 
 def _mb(n: float) -> str:
@@ -59,6 +64,20 @@ st.title("About & status")
 presenter.intro(on, "About this app").caption(
     "Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
     "small initialisation. Every run goes through one cached service per server process.")
+
+if not get_settings().operator:
+    st.subheader("What this server allows")
+    st.caption("Settings over these limits are refused with a message saying what to change; "
+               "runs estimated to take longer than the last line start only when you press "
+               "Run.")
+    lim = get_limits()
+    st.dataframe(pd.DataFrame([
+        {"limit": LIMIT_HELP.get(f.name, f.name),
+         "value": f"{getattr(lim, f.name):g}" if isinstance(getattr(lim, f.name), float)
+         else str(getattr(lim, f.name))}
+        for f in fields(Limits) if f.name in VISITOR_LIMITS]), hide_index=True, width="stretch")
+    st.caption("Counters, caches and server settings are shown to the server's operators only.")
+    st.stop()
 
 service = get_service()
 stats = service.stats()

@@ -21,7 +21,7 @@ import streamlit as st
 from pydantic import Field
 
 from dynamics import sweeps as sw
-from ui import charts, presenter, state, text
+from ui import charts, presenter, sessions, state, text
 from ui.inputs import Rule, number_field
 from ui.view import View, page_view
 from viz import sweeps as vs
@@ -107,6 +107,7 @@ def _start(spec: sw.Sweep) -> Job:
 
     job.thread = threading.Thread(target=work, daemon=True, name="eae-sweep-page")
     job.thread.start()
+    sessions.on_end("sweep", job.cancel.set)  # a closed tab does not keep the workers busy
     return job
 
 

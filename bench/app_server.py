@@ -33,13 +33,19 @@ class Server:
         self._tmp = tempfile.TemporaryDirectory(prefix="eae_load_")
         self.cache_dir = Path(self._tmp.name) / "cache"
         self._server = StreamlitServer(REPO_ROOT / app,
-                                       {"EAE_CACHE_DIR": str(self.cache_dir), **(env or {})},
+                                       {"EAE_CACHE_DIR": str(self.cache_dir),
+                                        "EAE_OPERATOR": "1",  # counters on About & status
+                                        **(env or {})},
                                        Path(self._tmp.name))
         self.url = self._server.url
         self.proc = self._server.proc
 
     def wait_healthy(self) -> None:
         self._server.wait_healthy()
+
+    def wait_ready(self) -> None:
+        """Healthy and its kernels compiled (`StreamlitServer.wait_ready`)."""
+        self._server.wait_ready()
 
     def log(self, n: int = 4000) -> str:
         return self._server.log_tail(n)

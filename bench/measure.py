@@ -19,6 +19,9 @@ Sections (each a table in the report, each goal a ratio measured in this same ru
 6. ``threads``: two simulations in two threads against one alone (bench.runtime).
 7. ``startup``: a fresh process to its first result, with an empty numba cache (cold) and with
    the cache filled by the previous run (warm), in a private NUMBA_CACHE_DIR (bench.runtime).
+8. ``precompute``: the pre-run computations of the page path (auto end time, analysis) at
+   every size up to the limits, time, peak memory and GIL gaps, before (revision
+   `bench.precompute.BEFORE_REV`, capped) → after (bench.precompute).
 
 Not a test: nothing here asserts a speed. ``quick`` shrinks every section (smoke tests).
 """
@@ -37,12 +40,13 @@ from . import peers
 from .flow import end_to_end, gf_vs_scipy, kink_section
 from .gd_peers import SIZES, THREADED_WORK, core_variants, gd_table
 from .machine import core_blas_threads, core_threads, loadavg, machine
+from .precompute import precompute_section
 from .problems import EXAMPLES, from_config, three_point
 from .runtime import memory_section, startup_section, threads_section
 
 #: Section names, in the order they run; `Options.skip` takes any of them.
 SECTIONS = ("gd", "blas2", "three_point", "chistikov", "lsoda", "kink", "flow", "memory",
-            "threads", "startup")
+            "threads", "startup", "precompute")
 
 
 def _say(msg: str) -> None:
@@ -112,6 +116,9 @@ def measure(opts: Options, say: Callable[[str], None] = _say) -> dict[str, Any]:
     if "startup" not in skip:
         say("start-up ...")
         res["startup"] = startup_section()
+    if "precompute" not in skip:
+        say("pre-run computations at every size (before -> after) ...")
+        res["precompute"] = precompute_section(quick, say=say)
     res["core_blas_threads"] = core_blas_threads()
     res["load_end"] = loadavg()
     res["duration_s"] = time.perf_counter() - started

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import peers
+from .precompute import precompute_lines
 
 
 def fmt_us(x: float) -> str:
@@ -336,6 +337,14 @@ def render(res: dict[str, Any]) -> str:
             goals.append(("start-up, cold / warm numba cache",
                           f"{su['cold']['process_s']:.1f} s / {su['warm']['process_s']:.1f} s",
                           "reported"))
+    pre = res.get("precompute")
+    if pre is not None:
+        L += precompute_lines(pre)
+        worst = [r["after"] for r in pre.get("rows", []) if "time_s" in r.get("after", {})]
+        if worst:
+            goals.append(("pre-run computations bounded at every size up to the limits",
+                          f"worst {max(w['time_s'] for w in worst):.2f} s, "
+                          f"{max(w['peak_mb'] for w in worst):,.0f} MB", "reported"))
     L[L.index("## Machine"):L.index("## Machine")] = [
         "## Goals", "", "| goal | measured | status |", "|---|---|---|",
         *[f"| {a} | {b} | {c} |" for a, b, c in goals], ""]

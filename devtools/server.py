@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Seconds a fresh server may take to answer its health check (imports, first compile).
 SERVER_START_TIMEOUT = 60.0
+KERNELS_READY_TIMEOUT = 300.0  # s: a cold compile of every kernel on a loaded 2-core machine
 
 
 def free_port() -> int:
@@ -97,6 +99,31 @@ class StreamlitServer:
             f"streamlit at {self.url} not healthy after {timeout:.0f} s"
             f"\n--- log ---\n{self.log_tail()}"
         )
+
+    def wait_ready(self, timeout: float = KERNELS_READY_TIMEOUT) -> None:
+        """`wait_healthy`, then block until the start-up compilation of the kernels is done
+        (`/api/eae/warmup` says ready; a server without that route is ready when healthy).
+        Until then every page shows only the start-up message (`ui.startup`), so tests that
+        look for a page's widgets wait here — with an empty numba cache, as in CI."""
+        self.wait_healthy()
+        deadline = time.monotonic() + timeout
+        url = f"{self.url}/api/eae/warmup"
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as resp:
+                    if json.load(resp).get("ready"):
+                        return
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, ValueError):
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}"
+                                   f"\n--- log ---\n{self.log_tail()}")
+            time.sleep(0.25)
+        raise TimeoutError(f"the kernels of {self.url} were not ready after {timeout:.0f} s"
+                           f"\n--- log ---\n{self.log_tail()}")
 
     def stop(self) -> None:
         """Terminate the server (kill after 10 s) and close its log."""

@@ -35,6 +35,9 @@ class Limits:
     memory_cache_mb: float = 512.0  # in-process cache: bytes
     disk_cache_mb: float = 2048.0  # persistent cache: bytes
     max_sweep_points: int = 5000  # points in one sweep
+    click_to_run_s: float = 5.0  # runs estimated to take longer wait for the visitor's click
+    session_upload_files: int = 4  # files one session may hold on the server at once
+    session_upload_mb: float = 30.0  # bytes of those files (MB of 1,048,576 bytes)
 
     def env_name(self, field: str) -> str:
         return "EAE_" + field.upper()
@@ -56,6 +59,9 @@ LIMIT_HELP: dict[str, str] = {
     "memory_cache_mb": "in-process cache: size (MB)",
     "disk_cache_mb": "persistent cache: size (MB)",
     "max_sweep_points": "points in one sweep",
+    "click_to_run_s": "estimated seconds above which a run waits for the visitor's click",
+    "session_upload_files": "uploaded files one session may hold on the server at once",
+    "session_upload_mb": "size of the files one session holds (MB)",
 }
 """One phrase per limit, for the status page and the docs."""
 
@@ -81,13 +87,17 @@ def get_limits() -> Limits:
 
 @dataclass(frozen=True)
 class Settings:
-    """Placement and threads. Environment variable: ``EAE_`` + the upper-case field name."""
+    """Placement, threads and hosting. Environment variable: ``EAE_`` + the upper-case field
+    name."""
 
     cache_dir: str = ""  # persistent cache directory; "" = ~/.cache/early-alignment-explorer
     core_threads: int = 0  # blocks of a large GD step run at once; 0 = the usable CPUs
     core_blas_threads: int = 1  # BLAS threads of the kernels' large products; 0 = library default
     numpy_blas_threads: int = 1  # NumPy's BLAS threads in a service process; 0 = library default
     prefetch: int = 1  # speculative runs and figures of the neighbouring settings; 0 = off
+    allowed_hosts: tuple[str, ...] = ()  # Host names served; () = loopback + this machine's
+    operator: bool = False  # the About & status page shows internals and operator controls
+    dask_dashboard: str = "off"  # "off" or "loopback" (127.0.0.1, a free port)
 
 
 SETTING_HELP: dict[str, str] = {
@@ -96,6 +106,12 @@ SETTING_HELP: dict[str, str] = {
     "core_blas_threads": "BLAS threads of the kernels' large products (0 = library default)",
     "numpy_blas_threads": "NumPy's BLAS threads in a process running the service (0 = default)",
     "prefetch": "1: compute the neighbouring settings and scrub families while idle; 0: off",
+    "allowed_hosts": "Host header names served, comma-separated (*.example.org matches "
+                     "subdomains, * any); empty = localhost, 127.0.0.1, ::1 and this machine's "
+                     "name and address",
+    "operator": "1 shows paths, environment variable names, counters and cache clearing on "
+                "the About & status page (and serves /_stcore/metrics); 0 hides them",
+    "dask_dashboard": "the sweeps' Dask dashboard: off, or loopback (127.0.0.1 only)",
 }
 
 
@@ -110,12 +126,25 @@ def _int_env(name: str, default: int) -> int:
     return v if v >= 0 else default
 
 
+def _hosts_env(name: str) -> tuple[str, ...]:
+    raw = os.environ.get(name, "")
+    return tuple(h.strip().lower() for h in raw.split(",") if h.strip())
+
+
+def _flag_env(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def get_settings() -> Settings:
     """Settings from the environment; bad values fall back to defaults."""
+    dashboard = os.environ.get("EAE_DASK_DASHBOARD", "").strip().lower()
     return Settings(
         cache_dir=os.environ.get("EAE_CACHE_DIR", "").strip(),
         core_threads=_int_env("EAE_CORE_THREADS", 0),
         core_blas_threads=_int_env("EAE_CORE_BLAS_THREADS", 1),
         numpy_blas_threads=_int_env("EAE_NUMPY_BLAS_THREADS", 1),
         prefetch=_int_env("EAE_PREFETCH", 1),
+        allowed_hosts=_hosts_env("EAE_ALLOWED_HOSTS"),
+        operator=_flag_env("EAE_OPERATOR"),
+        dask_dashboard="loopback" if dashboard == "loopback" else "off",
     )

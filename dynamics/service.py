@@ -41,6 +41,18 @@ that is stopping. A waiter that cancels returns promptly:
 - otherwise (others still wait, or the grace ran out) a minimal trajectory with status
   "cancelled" holding only the initial frame (data and initialisation, no integration).
 
+Queue and sessions
+------------------
+A request may name its `session` (a page passes its Streamlit session id). A session holds at
+most one running simulation: a flight one of whose sessions already runs another waits in the
+queue (FIFO among the flights that may start). While a flight waits, its waiters get "queued:
+…" progress messages (`QUEUED`) with their place and the expected wait — at once, at every
+change of place and at least every `QUEUE_REPORT_S` — the wait computed from the
+`dynamics.cost` estimates of the runs ahead and of what remains of the running ones.
+`end_session(session)` (the page calls it when the session ends) makes that session's waiters
+leave, which cancels the simulations nobody else waits for, and drops from the memory cache
+the results of uploaded data that no other session asked for.
+
 Prefetch
 --------
 `prefetch(configs)` runs speculative requests (e.g. the neighbouring values of the control a
@@ -52,7 +64,8 @@ computed, so a speculative run never delays a real one by more than one progress
 *owner* (a session's scrub family, the Explorer's neighbouring settings) has its own pending
 list, replaced by its next call; owners take turns, so one visitor's family does not starve
 another's. At most `PREFETCH_MAX` configs per call (a `limit` can ask for more) and
-`PREFETCH_OWNERS` owners are pending.
+`PREFETCH_OWNERS` owners are pending; a config estimated above `click_to_run_s` is never
+speculated (it waits for a visitor's click).
 
 Failures: numerical trouble never raises (`simulate` returns statuses). Any unexpected
 exception in a flight is counted and raised to each of its waiters as `ServiceError`; the
@@ -66,6 +79,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import heapq
 import os
 import threading
 import time
@@ -79,6 +93,7 @@ import numpy as np
 from .annotations import Analysis
 from .blas import apply_numpy_blas_threads
 from .config import Config
+from .cost import describe_seconds, estimate_seconds
 from .diskstore import DiskStore
 from .limits import Limits, get_limits, get_settings
 from .simulate import simulate
@@ -92,6 +107,8 @@ DEADLINE_GRACE_S = 2.0  # a slot lapses this long after its run's deadline
 _POLL_S = 0.05  # waiters re-check their cancel event at least this often
 PREFETCH_MAX = 8  # pending speculative configs per owner, by default (the first kept)
 PREFETCH_OWNERS = 64  # owners with pending speculation (the oldest dropped first)
+QUEUED = "queued"  # progress messages of a flight waiting for a slot start with this
+QUEUE_REPORT_S = 1.0  # a queued flight's place and expected wait are re-sent at least this often
 _MB = 1_000_000
 
 __all__ = ["Service", "ServiceError", "default_cache_dir", "default_service"]
@@ -143,6 +160,10 @@ class _Flight:
         self.result: Trajectory | None = None
         self.error: ServiceError | None = None
         self.speculative = False  # started by `prefetch`, not by a page's request
+        self.by_session: dict[str, int] = {}  # waiters per session
+        self.sessions: frozenset[str] = frozenset()  # its keys (replaced whole, read unlocked)
+        self.estimate_s = estimate_seconds(config)  # `dynamics.cost`, for the queue's wait
+        self.started: float | None = None  # monotonic time it took a slot
 
 
 class _Slots:
@@ -164,32 +185,72 @@ class _Slots:
     def acquire(self, flight: _Flight, report: Callable[[float, str], None],
                 hold_s: float) -> float | None:
         """Wait for a slot; the monotonic time it lapses, or None if the flight was cancelled
-        while waiting."""
+        while waiting. Reports the place and expected wait (see the module docstring)."""
         with self.cond:
             self.queue.append(flight)
-            shown = -1
+            shown: tuple[int, bool] | None = None
+            last = 0.0
             try:
                 while True:
                     if flight.cancel.is_set():
                         return None
                     running = self.running
-                    if running < self.limit and self.queue[0] is flight:
-                        self.queue.popleft()
-                        end = time.monotonic() + hold_s
+                    busy = self._busy_sessions()
+                    if running < self.limit and self._first_eligible(busy) is flight:
+                        self.queue.remove(flight)
+                        now = time.monotonic()
+                        end = now + hold_s
+                        flight.started = now
                         self.holders[flight] = end
                         self.cond.notify_all()
                         return end
                     ahead = running + self.queue.index(flight)
-                    if ahead != shown:
-                        shown = ahead
-                        runs = "run" if ahead == 1 else "runs"
-                        report(0.0, f"queued: {ahead} {runs} ahead ({running} running, "
-                               f"limit {self.limit} at a time)")
+                    own = bool(flight.sessions & busy)
+                    now = time.monotonic()
+                    if (ahead, own) != shown or now - last >= QUEUE_REPORT_S:
+                        shown, last = (ahead, own), now
+                        report(0.0, self._message(flight, ahead, running, own))
                     self.cond.wait(_POLL_S)
             finally:
                 if flight in self.queue:
                     self.queue.remove(flight)
                     self.cond.notify_all()
+
+    def _busy_sessions(self) -> frozenset[str]:
+        """Sessions of the flights holding a slot that has not lapsed (call with `cond`)."""
+        now = time.monotonic()
+        out: frozenset[str] = frozenset()
+        for f, end in self.holders.items():
+            if end > now:
+                out |= f.sessions
+        return out
+
+    def _first_eligible(self, busy: frozenset[str]) -> _Flight | None:
+        """The first queued flight none of whose sessions runs another simulation."""
+        return next((f for f in self.queue if not (f.sessions & busy)), None)
+
+    def expected_wait(self, flight: _Flight) -> float:
+        """Seconds until `flight` gets a slot if every run takes its estimate: the slots free
+        up as the running runs finish (what remains of their estimates, at least 1 s each),
+        then the queued ones ahead take them in order (call with `cond` held)."""
+        now = time.monotonic()
+        free = [max(1.0, (f.started or now) + f.estimate_s - now)
+                for f, end in self.holders.items() if end > now]
+        free += [0.0] * max(0, self.limit - len(free))
+        heapq.heapify(free)
+        for f in self.queue:
+            t = heapq.heappop(free)
+            if f is flight:
+                return t
+            heapq.heappush(free, t + f.estimate_s)
+        return 0.0
+
+    def _message(self, flight: _Flight, ahead: int, running: int, own: bool) -> str:
+        runs = "run" if ahead == 1 else "runs"
+        wait = describe_seconds(self.expected_wait(flight))
+        why = "; this page's other run goes first" if own else ""
+        return (f"{QUEUED}: {ahead} {runs} ahead ({running} running, limit {self.limit} at a "
+                f"time){why}; expected wait {wait}")
 
     def release(self, flight: _Flight) -> None:
         with self.cond:
@@ -224,7 +285,8 @@ class Service:
         self._slots = _Slots(int(limit))
         self._counts: dict[str, int] = dict.fromkeys(
             ("memory_hits", "disk_hits", "misses", "joined", "computations", "cancelled",
-             "deadlines", "errors", "prefetched", "prefetch_computations"), 0)
+             "deadlines", "errors", "prefetched", "prefetch_computations", "sessions_ended"),
+            0)
         # prefetch: per owner (a session's family, the neighbouring settings…), the configs
         # waiting in order and what to call with each completed one; owners take turns
         self._pending: OrderedDict[str, deque[Config]] = OrderedDict()
@@ -234,19 +296,23 @@ class Service:
         self._prefetch_thread: threading.Thread | None = None
         self._prefetch_key: str | None = None  # the key the prefetch thread is running
         self._prefetch_cancel = threading.Event()
+        self._session_leave: dict[str, set[threading.Event]] = {}  # session -> its waiters
+        self._upload_sessions: dict[str, set[str]] = {}  # key of an upload's run -> sessions
 
     # ---------------------------------------------------------------------------- public
     def run(self, config: Config | Mapping[str, Any], progress: ProgressFn | None = None,
-            cancel: threading.Event | None = None) -> Trajectory:
+            cancel: threading.Event | None = None, session: str | None = None) -> Trajectory:
         """The trajectory for `config`: from memory, disk, a run in flight, or computed.
 
         `progress(fraction, text)` is called in the caller's thread; `cancel` set by another
-        thread makes this call return promptly (see the module docstring). Raises
+        thread makes this call return promptly (see the module docstring). `session`: the
+        caller's session, for the one-run-per-session rule and `end_session`. Raises
         `ServiceError` for an unexpected failure, `ConfigError` for an invalid mapping.
         """
         config = self._canonical(config)
         key = result_key(config)
         with self._lock:
+            self._note_upload(key, config, session)
             hit = self._memory_hit(key)
             if hit is not None:
                 return hit
@@ -254,16 +320,39 @@ class Service:
                     and self._prefetch_key not in (None, key)):
                 self._prefetch_cancel.set()  # a real request goes first
             flight = self._flights.get(key)
+            fresh = flight is None
             if flight is None:
                 flight = _Flight(key, config, self._lock)
                 flight.speculative = threading.current_thread() is self._prefetch_thread
                 self._flights[key] = flight
-                threading.Thread(target=self._work, args=(flight,), daemon=True,
-                                 name=f"eae-flight-{key[:8]}").start()
             else:
                 self._counts["joined"] += 1
             flight.active += 1
-        return self._wait(flight, progress, cancel)
+            leave = threading.Event()
+            if session is not None:  # before its worker can queue for a slot
+                flight.by_session[session] = flight.by_session.get(session, 0) + 1
+                flight.sessions = frozenset(flight.by_session)
+                self._session_leave.setdefault(session, set()).add(leave)
+            if fresh:
+                threading.Thread(target=self._work, args=(flight,), daemon=True,
+                                 name=f"eae-flight-{key[:8]}").start()
+        if session is None:
+            return self._wait(flight, progress, cancel)
+        try:
+            return self._wait(flight, progress, _Either(cancel, leave))
+        finally:
+            with self._lock:
+                waiting = self._session_leave.get(session)
+                if waiting is not None:
+                    waiting.discard(leave)
+                    if not waiting:
+                        del self._session_leave[session]
+                left = flight.by_session.get(session, 1) - 1
+                if left > 0:
+                    flight.by_session[session] = left
+                else:
+                    flight.by_session.pop(session, None)
+                flight.sessions = frozenset(flight.by_session)
 
     def _memory_hit(self, key: str) -> Trajectory | None:
         """The in-memory result for `key`, counted as a hit (call with the lock held)."""
@@ -272,11 +361,13 @@ class Service:
             self._counts["memory_hits"] += 1
         return hit
 
-    def peek(self, config: Config | Mapping[str, Any]) -> Trajectory | None:
+    def peek(self, config: Config | Mapping[str, Any],
+             session: str | None = None) -> Trajectory | None:
         """The cached trajectory (memory, else disk) or None; never computes or waits."""
         config = self._canonical(config)
         key = result_key(config)
         with self._lock:
+            self._note_upload(key, config, session)
             hit = self._memory_hit(key)
             if hit is not None:
                 return hit
@@ -342,7 +433,8 @@ class Service:
             wanted.add(key)
             with self._lock:
                 known = key in self._mem or key in self._flights
-            if not known and not self._on_disk(key):
+            heavy = estimate_seconds(cfg) > self.limits.click_to_run_s  # a click's, not ours
+            if not known and not heavy and not self._on_disk(key):
                 todo.append(cfg)
         with self._lock:
             if (self._prefetch_key is not None and self._prefetch_owner == owner
@@ -429,6 +521,55 @@ class Service:
                     self._prefetch_key = self._prefetch_owner = None
                     self._prefetch_wake.notify_all()
 
+    # ---------------------------------------------------------------------------- sessions
+    def _note_upload(self, key: str, config: Config, session: str | None) -> None:
+        """Remember which sessions asked for the run of an uploaded data set (lock held)."""
+        if session is not None and config.data.kind == "array":
+            self._upload_sessions.setdefault(key, set()).add(session)
+
+    def end_session(self, session: str) -> int:
+        """The session ended: its waiters leave (their simulations stop unless another
+        session waits for them), and the memory cache forgets the runs of uploaded data that
+        only this session asked for (their data are the session's). How many waiters left."""
+        with self._lock:
+            leaving = list(self._session_leave.pop(session, ()))
+            for key, sessions in list(self._upload_sessions.items()):
+                sessions.discard(session)
+                if not sessions:
+                    del self._upload_sessions[key]
+                    if key in self._flights:
+                        continue
+                    item = self._mem.pop(key, None)
+                    if item is not None:
+                        self._mem_bytes -= item[1]
+                        ck = item[0].config.cache_key()
+                        for mkey in [k for k in self._analyses if k[0] == ck]:
+                            del self._analyses[mkey]
+            self._counts["sessions_ended"] += 1
+        for ev in leaving:
+            ev.set()
+        return len(leaving)
+
+    def in_flight(self, config: Config | Mapping[str, Any]) -> bool:
+        """Whether the run for `config` is being produced now (joining it costs nothing)."""
+        key = result_key(self._canonical(config))
+        with self._lock:
+            return key in self._flights
+
+    def queue_position(self, config: Config | Mapping[str, Any]) -> tuple[int, float] | None:
+        """(runs ahead, expected wait in s) of the flight for `config` while it is queued,
+        else None."""
+        key = result_key(self._canonical(config))
+        with self._lock:
+            flight = self._flights.get(key)
+        if flight is None:
+            return None
+        with self._slots.cond:
+            if flight not in self._slots.queue:
+                return None
+            return (self._slots.running + self._slots.queue.index(flight),
+                    self._slots.expected_wait(flight))
+
     def stats(self) -> dict[str, int | float]:
         """Counters since this Service started, and current sizes.
 
@@ -485,7 +626,7 @@ class Service:
         return Config.from_dict(config)
 
     def _wait(self, flight: _Flight, progress: ProgressFn | None,
-              cancel: threading.Event | None) -> Trajectory:
+              cancel: threading.Event | _Either | None) -> Trajectory:
         seen = 0
         left = False
         try:
@@ -706,8 +847,18 @@ class Service:
             return 0
 
 
-def _is_set(cancel: threading.Event | None) -> bool:
+def _is_set(cancel: threading.Event | _Either | None) -> bool:
     return cancel is not None and cancel.is_set()
+
+
+class _Either:
+    """Set when either event is (a caller's cancel, or its session's end)."""
+
+    def __init__(self, a: threading.Event | None, b: threading.Event):
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.b.is_set() or (self.a is not None and self.a.is_set())
 
 
 _default: Service | None = None

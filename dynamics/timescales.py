@@ -33,6 +33,8 @@ A degenerate field (r ≤ 0: no direction increases G) returns the schema defaul
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +43,7 @@ from .config import Config
 from .data import Dataset, build_dataset
 from .limits import get_limits
 from .phases import DEFAULT_RULES
-from .theory import G_value, config_field, entry_std, extremal_vectors
+from .theory import G_value, config_field, entry_std, extremal_vectors, plan_search
 
 FIT_UNITS = {"square": 6.0, "logistic": 20.0, "exponential": 20.0}
 """Time units 1/r the fitting phase is given after the alignment, per loss (see docstring)."""
@@ -60,11 +62,16 @@ class AutoTime:
     t_fit: float
     rate: float
     t_first: float | None
+    sample: tuple[int, int] | None = None  # (points used, points) when the rate is sampled
 
     def describe(self) -> str:
-        """E.g. "t_end = 80 (auto: alignment ≈ 14, fitting ≈ 40)"."""
-        return (f"t_end = {self.t_end:g} (auto: alignment ≈ {self.t_align:.3g}, "
-                f"fitting ≈ {self.t_fit:.3g})")
+        """E.g. "t_end = 80 (auto: alignment ≈ 14, fitting ≈ 40)", plus the sample the rate
+        comes from when the data are too large to search whole."""
+        out = (f"t_end = {self.t_end:g} (auto: alignment ≈ {self.t_align:.3g}, "
+               f"fitting ≈ {self.t_fit:.3g})")
+        if self.sample is not None:
+            out += f"; rate from a sample of {self.sample[0]:,} of the {self.sample[1]:,} points"
+        return out
 
 
 def nice_ceil(x: float) -> float:
@@ -77,23 +84,61 @@ def nice_ceil(x: float) -> float:
     return float(10.0 ** (k + 1))  # pragma: no cover
 
 
-def growth_rate(config: Config, ds: Dataset) -> float:
-    """r = c · max(G_max, −G_min) over the data's extremal vectors (0 if none grows)."""
+AUTO_BUDGET = 2e8
+"""Multiply-adds the extremal search of the auto time may take (≈ 0.1–0.2 s here; see
+`theory.plan_search`: for large n·d it runs on a sample of the points, and says so)."""
+FLOOR_DIRECTIONS = 64  # data directions whose G gives the rate a floor (a sample when more)
+
+
+def growth_rate(config: Config, ds: Dataset, budget: float = AUTO_BUDGET) -> float:
+    """r = c · max(G_max, −G_min) over the data's extremal vectors (0 if none grows), with the
+    largest |G| of up to `FLOOR_DIRECTIONS` data directions ±x_i/‖x_i‖ as a floor (the search
+    in high d is partial). Both within `budget` multiply-adds: when the search samples the
+    points, the floor is taken on a sample of the same size, with the weights scaled by n/n_s."""
     X, b = config_field(config, ds)
     gamma = float(config.model.gamma)
-    ext = extremal_vectors(X, b, gamma, budget=1e8)
+    ext = extremal_vectors(X, b, gamma, budget=budget)
     vals = [e.value for e in ext if e.kind == "max"] + [-e.value for e in ext if e.kind == "min"]
-    # the data directions as well: a floor when the (budgeted) search in high d is partial
+    n, d = X.shape
+    rng = np.random.default_rng(1)
+    n_used = plan_search(n, d, budget).n_used if d > 2 else n
+    if n_used < n:
+        pick = np.sort(rng.choice(n, n_used, replace=False))
+        X, b = X[pick], b[pick] * (n / n_used)
     nx = np.linalg.norm(X, axis=1)
-    U = X[nx > 0] / nx[nx > 0, None]
+    rows = np.flatnonzero(nx > 0)
+    if rows.size > FLOOR_DIRECTIONS:
+        rows = np.sort(rng.choice(rows, FLOOR_DIRECTIONS, replace=False))
+    U = X[rows] / nx[rows, None]
     if len(U):
         vals.append(float(np.max(np.abs(G_value(np.vstack([U, -U]), X, b, gamma)))))
     g = max(vals, default=0.0)
     return float(config.model.c) * max(g, 0.0)
 
 
+CACHE_ENTRIES = 256  # auto ranges remembered (each a few numbers), least recently used out
+_cache: OrderedDict[str, AutoTime] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def auto_time(config: Config, ds: Dataset | None = None) -> AutoTime:
-    """The auto time range of `config` (its own t_end and t_first are ignored)."""
+    """The auto time range of `config` (its own t_end and t_first are ignored), remembered by
+    the config's cache key and the step limit (the only limit it reads)."""
+    key = f"{config.cache_key()}|{get_limits().max_steps}"
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    at = _auto_time(config, ds)
+    with _cache_lock:
+        _cache[key] = at
+        while len(_cache) > CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return at
+
+
+def _auto_time(config: Config, ds: Dataset | None) -> AutoTime:
     ds = build_dataset(config) if ds is None else ds
     r = growth_rate(config, ds)
     if not (r > 0 and math.isfinite(r)):
@@ -115,7 +160,10 @@ def auto_time(config: Config, ds: Dataset | None = None) -> AutoTime:
     if config.record.spacing == "log":
         t_mid = DEFAULT_RULES.norm_log_fraction * t_align
         t_first = float(np.clip(t_mid**2 / t_end, 1e-6 * t_end, 0.2 * t_end))
-    return AutoTime(float(t_end), float(t_align), float(t_fit), r, t_first)
+    n, d = ds.X.shape
+    plan = plan_search(n, d, AUTO_BUDGET) if d > 2 else None
+    sample = (plan.n_used, n) if plan is not None and plan.sampled else None
+    return AutoTime(float(t_end), float(t_align), float(t_fit), r, t_first, sample)
 
 
 def with_auto_time(config: Config, ds: Dataset | None = None) -> tuple[Config, AutoTime]:

@@ -90,14 +90,16 @@ def start_streamlit(
     """Factory: ``start_streamlit(script_path, env=None) -> base_url``.
 
     Starts ``streamlit run script_path`` (cwd = repo root, EAE_CACHE_DIR = a temp dir unless
-    given in ``env``), waits for ``/_stcore/health`` == "ok" (60 s), and returns the base URL.
+    given in ``env``), waits for ``/_stcore/health`` == "ok" (60 s) and, unless ``ready`` is
+    False, for the start-up compilation of the kernels (`StreamlitServer.wait_ready`), and
+    returns the base URL.
     The same (script, env) is started only once per session; all servers stop at session end.
     """
     log_dir = tmp_path_factory.mktemp("streamlit_servers")
     servers: dict[tuple[str, tuple[tuple[str, str], ...]], StreamlitServer] = {}
 
     def _start(script_path: str | os.PathLike[str] = "serve.py",
-               env: dict[str, str] | None = None) -> str:
+               env: dict[str, str] | None = None, ready: bool = True) -> str:
         script = Path(script_path)
         if not script.is_absolute():
             script = REPO_ROOT / script
@@ -110,7 +112,7 @@ def start_streamlit(
         server = StreamlitServer(script, env, log_dir)
         servers[key] = server
         try:
-            server.wait_healthy()
+            server.wait_ready() if ready else server.wait_healthy()
         except (RuntimeError, TimeoutError) as exc:
             server.stop()
             del servers[key]

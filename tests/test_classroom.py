@@ -108,7 +108,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     srv = Server(env={"EAE_CACHE_DIR": str(tmp_path_factory.mktemp("cls") / "cache"),
                       "EAE_PREFETCH": "0"})
     try:
-        srv.wait_healthy()
+        srv.wait_ready()
         classroom.wait_warm(srv.url)
         yield srv
     finally:

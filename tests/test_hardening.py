@@ -413,6 +413,7 @@ def test_the_status_page_shows_what_the_cache_repaired(tmp_path: Path,
     import dynamics.service
 
     (tmp_path / "cache.db").write_bytes(b"garbage" * 100)
+    monkeypatch.setenv("EAE_OPERATOR", "1")  # the operator view
     monkeypatch.setattr(dynamics.service, "_default", Service(tmp_path))
     st.cache_resource.clear()
     try:

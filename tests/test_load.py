@@ -1,5 +1,5 @@
 """A light load check (the full one is `bench/load.py`): four browser sessions open the
-Explorer at once on the session's server — two on the same link, two on different
+Explorer at once on an operator server (counters shown) — two on the same link, two on different
 configurations, none of them computed before in the session — and every one draws its chart
 without an exception, while the shared link is computed once."""
 
@@ -29,10 +29,11 @@ def _counters_when_quiet(browser, base: str, timeout_s: float = 300.0) -> dict[s
 
 
 @pytest.mark.browser
-def test_four_sessions_at_once_shared_link_computed_once(streamlit_server, browser) -> None:
+def test_four_sessions_at_once_shared_link_computed_once(start_streamlit, browser) -> None:
     assert (REPO_ROOT / "app_pages" / "explorer.py").exists(), "the Explorer page is missing"
     assert (REPO_ROOT / "app_pages" / "status.py").exists(), "the status page (counters) is missing"
-    base = streamlit_server
+    # its own server: the counters on About & status are the operator's view (EAE_OPERATOR)
+    base = start_streamlit("serve.py", env={"EAE_OPERATOR": "1"})
 
     before = _counters_when_quiet(browser, base)
     assert "Computed" in before, f"no service counters on the status page: {before}"

@@ -423,8 +423,11 @@ def test_default_service_is_one_per_process_in_the_configured_dir() -> None:
     assert "eae_cache" in str(s.cache_dir)  # conftest's temp dir, not the user's cache
 
 
-def test_status_page_shows_counters_limits_and_clears_memory() -> None:
+def test_status_page_shows_counters_limits_and_clears_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("EAE_OPERATOR", "1")  # the operator view
 
     from dynamics.blas import apply_numpy_blas_threads
 
@@ -516,7 +519,8 @@ def test_prefetch_runs_one_at_a_time_within_the_limits(tmp_path: Path,
 
 def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path,
                                                            prefetch_on: None) -> None:
-    svc = CountingService(tmp_path, Limits(max_concurrent=1))
+    # click_to_run_s: the never-ending run must be speculated here (heavy ones are not)
+    svc = CountingService(tmp_path, Limits(max_concurrent=1, click_to_run_s=1e9))
     t0 = time.monotonic()
     svc.prefetch([never_ending(seed=60), tiny(seed=61)])
     assert time.monotonic() - t0 < WAIT  # returns at once (a liveness bound, not a timing)

@@ -13,7 +13,8 @@ from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
 def test_first_visitor_of_a_cold_server_sees_progress_then_the_figure(
         start_streamlit, page, tmp_path, screenshot_dir):
     base = start_streamlit("serve.py", env={"NUMBA_CACHE_DIR": str(tmp_path / "numba"),
-                                            "EAE_CACHE_DIR": str(tmp_path / "cache")})
+                                            "EAE_CACHE_DIR": str(tmp_path / "cache")},
+                           ready=False)
     page.goto(base)
     message = page.get_by_text("compiles the simulation kernels")
     message.wait_for(timeout=60_000)

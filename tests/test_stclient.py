@@ -4,10 +4,7 @@ switches pages through the navigation the server sent."""
 
 from __future__ import annotations
 
-import json
 import re
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,17 +23,7 @@ def _title(payload: bytes) -> str:
 @pytest.fixture(scope="module")
 def server(start_streamlit, tmp_path_factory: pytest.TempPathFactory) -> str:
     cache = Path(tmp_path_factory.mktemp("stclient")) / "cache"
-    url = start_streamlit("serve.py", env={"EAE_CACHE_DIR": str(cache), "EAE_PREFETCH": "0"})
-    # The kernels compile at start-up (an empty numba cache in CI): until then every page shows
-    # only the start-up message (tests/test_startup.py), so the widgets tested here wait for it.
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        with urllib.request.urlopen(f"{url}/api/eae/warmup", timeout=30) as r:
-            if json.load(r).get("ready"):
-                return url
-        if time.monotonic() > deadline:
-            pytest.fail("the server's kernels were not ready in time")
-        time.sleep(0.5)
+    return start_streamlit("serve.py", env={"EAE_CACHE_DIR": str(cache), "EAE_PREFETCH": "0"})
 
 
 def test_explorer_width_change_gives_a_new_figure(server: str) -> None:

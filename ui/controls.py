@@ -339,8 +339,10 @@ def _data_controls(p: _Panel) -> None:
 
 def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     """Points and labels from a CSV/NPZ file (dynamics.uploads validates it). The parsed array
-    is kept in the session; links do not carry uploaded data (see ui.state.UPLOAD_PATHS). A
-    rejected file is a problem of the panel (the page keeps its last good figure)."""
+    is kept in this session only, once per file (the previous file's arrays are dropped before
+    a new one is parsed; a refused file keeps only its messages); links do not carry uploaded
+    data (see ui.state.UPLOAD_PATHS). A rejected file is a problem of the panel (the page
+    keeps its last good figure)."""
     store = p.key("data._uploaded")
     rejected = p.key("data._rejected")
     lim = get_limits()
@@ -352,7 +354,9 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
                           f"{lim.max_dim:,} columns.")
     if up is None:
         st.session_state.pop(rejected, None)
-    elif st.session_state.get(p.key("data._name")) != (up.name, up.size):
+    elif st.session_state.get(p.key("data._name")) != (getattr(up, "file_id", up.name),
+                                                        up.size):
+        st.session_state.pop(store, None)  # free the last file's arrays before this parse
         try:
             parsed = parse_upload(up.name, up.getvalue(), loss=p.base["loss"]["kind"])
         except UploadError as e:
@@ -362,7 +366,7 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
             st.session_state.pop(rejected, None)
             st.session_state[store] = {"X": parsed.data.X, "y": parsed.data.y,  # no copy
                                        "summary": parsed.summary}
-        st.session_state[p.key("data._name")] = (up.name, up.size)
+        st.session_state[p.key("data._name")] = (getattr(up, "file_id", up.name), up.size)
     msgs = st.session_state.get(rejected)
     got = st.session_state.get(store)
     if msgs:
@@ -463,11 +467,10 @@ def view_controls(view: FigureView, prefix: str, fresh: bool) -> FigureView:
     return FigureView(**vals)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _auto_range(config_json: str) -> tuple[str, AutoTime]:
-    """(the run's Config as JSON, its auto range), cached: the extremal search costs ~0.1 s."""
-    run, at = with_auto_time(Config.from_json(config_json))
-    return run.to_json(), at
+def _auto_range(config: Config) -> tuple[Config, AutoTime]:
+    """(the run's Config, its auto range); `dynamics.timescales` remembers the range by cache
+    key (a JSON-keyed cache would hold an upload's data in every key)."""
+    return with_auto_time(config)
 
 
 def _is_auto_default(base: Config) -> bool:
@@ -523,8 +526,7 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
         at = None
         if auto:
             url_config = config
-            run_json, at = _auto_range(config.to_json())
-            config = Config.from_dict(Config.from_json(run_json).to_dict())
+            config, at = _auto_range(config)
             if p.auto_note is not None:
                 p.auto_note.caption(at.describe())
     except ConfigError as e:
@@ -556,7 +558,10 @@ def neighbours(config: Config, *, auto: bool, moved: str | None = None,
     (`EPS_CHOICES`), as the runs the page would start (the auto time range applied when
     `auto`, exactly as `control_panel` does, so their cache keys match). The control the user
     just `moved` comes first, in the `direction` it moved (sign) first. Memoised (a few
-    validations each: ~10 ms on every rerun otherwise)."""
+    validations each: ~10 ms on every rerun otherwise). None for uploaded data (their runs
+    are the session's; a speculative copy would hold the data again)."""
+    if config.data.kind == "array":
+        return []
     sign = 0.0 if not direction else math.copysign(1.0, direction)
     return list(_neighbours(config.to_json(), auto, moved, sign))
 
@@ -589,8 +594,7 @@ def _neighbours(config_json: str, auto: bool, moved: str | None,
         try:
             c = Config.from_dict(raw)
             if auto:
-                run_json, _ = _auto_range(c.to_json())
-                c = Config.from_dict(Config.from_json(run_json).to_dict())
+                c, _ = _auto_range(c)
         except (ConfigError, ValueError):
             continue
         out.append(c)

@@ -21,6 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dynamics.exports import csv_bytes
 from dynamics.papers import Claim
 from dynamics.trajectory import Trajectory
 from viz.animation import AnimatedFigure
@@ -67,8 +68,9 @@ def claims_table(claims: Sequence[Claim] | pd.DataFrame) -> pd.DataFrame:
 
 
 def claims_csv(claims: Sequence[Claim] | pd.DataFrame) -> bytes:
-    """The claims table as UTF-8 CSV (with a BOM so spreadsheet programs read the Unicode)."""
-    return claims_table(claims).to_csv(index=False).encode("utf-8-sig")
+    """The claims table as UTF-8 CSV (with a BOM so spreadsheet programs read the Unicode),
+    text cells made inert for spreadsheets (`dynamics.exports`)."""
+    return csv_bytes(claims_table(claims), bom=True)
 
 
 def file_stem(traj: Trajectory) -> str:

@@ -13,7 +13,9 @@ auto end time where the page would (`dynamics.timescales.with_auto_time`, so cac
 what the page would run), builds the figures of runs already cached, and gives the rest to the
 service's speculative queue under this session's name (`Service.prefetch(owner=…)`: only
 while no real request runs, cancelled by any, counted apart from requests), whose completion
-builds each figure. A newer family of the same session replaces the older one.
+builds each figure. A newer family of the same session replaces the older one; a session
+keeps one offer (it holds its trajectory), and when the session ends (`ui.sessions.on_end`) its
+offer is dropped and its family's pending runs cancelled (`forget_owner`).
 
 A run too heavy to scrub (its simulation took over `MAX_MEMBER_S`) gets no family.
 """
@@ -35,7 +37,7 @@ from dynamics.timescales import with_auto_time
 from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
-from . import figures, server
+from . import figures, server, sessions
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
 EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
@@ -185,6 +187,7 @@ def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
         k = family.keys[i]
         if k is not None and figures.STORE.get(k) is None:
             figures.STORE.expect(k, EXPECT_S)
+    _forget_at_session_end(owner, service)
     with _lock:
         _jobs[owner] = (family, service)
         if _worker["thread"] is None or not _worker["thread"].is_alive():
@@ -195,7 +198,7 @@ def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
     return True
 
 
-OFFERS_MAX = 1024  # offered families remembered (the oldest forgotten first)
+OFFERS_MAX = 256  # offered families remembered, one per session (the oldest forgotten first)
 _offers: OrderedDict[str, tuple[Family, figures.Shown, Trajectory, str, Service]] = \
     OrderedDict()
 
@@ -208,7 +211,11 @@ def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
         return None
     h = hashlib.sha256("|".join([owner, *(k or "-" for k in family.keys)]).encode())
     fid = h.hexdigest()[:32]
+    _forget_at_session_end(owner, service)
     with _lock:
+        # one offer per session (the figure on its screen): an offer holds its trajectory
+        for old in [f for f, v in _offers.items() if v[3] == owner and f != fid]:
+            del _offers[old]
         _offers[fid] = (family, on_screen, traj, owner, service)
         _offers.move_to_end(fid)
         while len(_offers) > OFFERS_MAX:
@@ -235,6 +242,13 @@ def forget_owner(owner: str, service: Service | None = None) -> None:
     svc = service or (job[1] if job else None)
     if svc is not None:
         svc.prefetch([], owner=f"family:{owner}")
+
+
+def _forget_at_session_end(owner: str, service: Service) -> None:
+    """When the session running this script is `owner`, forget its offers and cancel its
+    family's runs once it ends (`ui.sessions.on_end`; a no-op outside a script run)."""
+    if sessions.session_id() == owner:
+        sessions.on_end("family", lambda: forget_owner(owner, service))
 
 
 server.register_family_start(start_offered)
@@ -311,12 +325,7 @@ def idle(timeout: float) -> bool:
 
 def session_owner() -> str:
     """This browser session's name for speculative work (one family per session)."""
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-        ctx = get_script_run_ctx()
-        return ctx.session_id if ctx is not None else "script"
-    except Exception:
-        return "script"
+    return sessions.session_id() or "script"
 
 
 def nearest(values: Sequence[float], value: float) -> int:

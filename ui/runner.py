@@ -1,6 +1,14 @@
 """Running a config through the service from a page: a cached service accessor, a progress bar
 with a Cancel button for runs that take a while, and the analysis.
 
+A run whose estimated cost (`dynamics.cost.estimate_seconds`) exceeds the server's
+`click_to_run_s` is not started by a link, a settings change or an upload by itself: the page
+shows "This link asks for about 40 s of computing" beside a Run button, and runs it once
+clicked (a run already computing for another visitor is joined without asking). Requests name
+their Streamlit session (`ui.sessions`), so the service runs at most one simulation per
+session and cancels the session's runs when it ends. While a run waits for a free slot, its
+place in the queue and the expected wait are shown at once and kept up to date.
+
 The service calls `progress` in the calling (script) thread while it waits for the
 simulation, which runs in the service's own worker thread; so the bar is updated from the
 script thread, and a click on Cancel (a rerun request) interrupts the wait at the next update:
@@ -20,10 +28,13 @@ import streamlit as st
 
 from dynamics.annotations import Analysis
 from dynamics.config import Config
-from dynamics.service import Service, ServiceError, default_service
+from dynamics.config.checks import data_shape
+from dynamics.cost import describe_seconds, estimate_seconds
+from dynamics.service import QUEUED, Service, ServiceError, default_service
 from dynamics.status import Status
 from dynamics.trajectory import Trajectory
 
+from . import sessions
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .text import literal, plain
 
@@ -45,6 +56,43 @@ def _clear_cancelled(state_key: str) -> None:
     st.session_state.pop(state_key, None)
 
 
+FIRST_KEY = "_eae.runner.first"  # cache key of the first run this session asked for
+
+
+def _confirm(state_key: str, cache_key: str) -> None:
+    st.session_state[state_key] = cache_key
+
+
+def _gate(config: Config, prefix: str, ck: str, service: Service) -> bool:
+    """True when the run may start: cheap enough, confirmed by a click, or already being
+    computed. Otherwise shows the estimate beside a Run button and returns False."""
+    limit = service.limits.click_to_run_s
+    est = estimate_seconds(config)
+    confirmed = f"{prefix}._confirmed"
+    if est <= limit or st.session_state.get(confirmed) == ck or service.in_flight(config):
+        return True
+    if config.data.kind == "array":
+        what = "This upload asks"
+    elif st.session_state.get(FIRST_KEY) == ck:
+        what = "This link asks"
+    else:
+        what = "These settings ask"
+    n, d = data_shape(config.data)
+    it = config.integrator
+    how = (f"{it.t_end / it.lr:,.0f} gradient-descent steps" if it.method == "gd"
+           else "gradient flow")
+    with st.container(border=True):
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        c1.info(f"{what} for {describe_seconds(est)} of computing ({n:,} points × {d:,} "
+                f"dimensions × {config.model.width:,} neurons, {how}); runs over "
+                f"{limit:g} s start only when you ask.")
+        c2.button("Run", key=f"{prefix}.confirm_run", on_click=_confirm,
+                  args=(confirmed, ck), type="primary",
+                  help=f"Start it: {describe_seconds(est)} on one core of this server "
+                       "(longer while it is busy).")
+    return False
+
+
 def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None:
     """The trajectory for `config`: at once from the cache, else computed with a progress bar
     (shown after SHOW_PROGRESS_AFTER_S) and a Cancel button. None when the user cancelled this
@@ -53,13 +101,17 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
     service = get_service()
     ck = config.cache_key()
     cancelled_key = f"{prefix}._cancelled"
+    sid = sessions.session_id()
+    if sid is not None:
+        sessions.on_end("service", lambda: service.end_session(sid))
     # reserved on every run, hit or not: the elements below keep their place in the page, so
     # the last figure stays on screen (stale) while a new run computes
     holder = st.empty()
     try:
-        hit = service.peek(config)
+        hit = service.peek(config, session=sid)
     except Exception:  # a damaged cache entry must not break the page
         hit = None
+    st.session_state.setdefault(FIRST_KEY, ck)
     if hit is not None:
         return hit
     if st.session_state.get(cancelled_key) == ck:
@@ -68,28 +120,31 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
             st.button("Run", key=f"{prefix}.run_again", on_click=_clear_cancelled,
                       args=(cancelled_key,), type="primary")
         return None
+    if not _gate(config, prefix, ck, service):
+        return None
     start = time.perf_counter()
     ui: dict[str, object] = {"bar": None, "last": 0.0}
 
     def progress(frac: float, text: str) -> None:
         now = time.perf_counter()
-        if now - start < SHOW_PROGRESS_AFTER_S:
+        queued = text.startswith(QUEUED)  # a queue message is shown at once, every time
+        if not queued and now - start < SHOW_PROGRESS_AFTER_S:
             return
+        label = f"Waiting for a free slot — {text}" if queued else f"Simulating… {text}"
         if ui["bar"] is None:
             with holder.container(border=True):
-                ui["bar"] = st.progress(float(min(max(frac, 0.0), 1.0)),
-                                        text=f"Simulating… {text}")
+                ui["bar"] = st.progress(float(min(max(frac, 0.0), 1.0)), text=label)
                 st.button("Cancel", key=f"{prefix}.cancel", on_click=_mark_cancelled,
                           args=(cancelled_key, ck))
             ui["last"] = now
-        elif now - float(ui["last"]) >= UPDATE_EVERY_S:
+        elif queued or now - float(ui["last"]) >= UPDATE_EVERY_S:
             ui["bar"].progress(float(min(max(frac, 0.0), 1.0)),  # type: ignore[union-attr]
-                               text=f"Simulating… {text}")
+                               text=label)
             ui["last"] = now
 
     cancel = threading.Event()
     try:
-        traj = service.run(config, progress=progress, cancel=cancel)
+        traj = service.run(config, progress=progress, cancel=cancel, session=sid)
     except ServiceError as e:
         holder.empty()
         st.error(f"The simulation failed unexpectedly: {literal(e)}")

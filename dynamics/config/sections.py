@@ -7,9 +7,9 @@ time (GD: t = kη). Each data kind is its own section, told apart by `kind`.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .arrays import FloatMatrix, FloatVector, array_digest, frozen, same_array
 
@@ -20,9 +20,19 @@ GENERATORS = ("symmetric_separable", "orthogonal")
 
 
 class Section(BaseModel):
-    """A frozen group of settings: unknown keys and non-finite floats are refused."""
+    """A frozen group of settings: unknown keys and non-finite floats are refused, and −0.0
+    is stored as 0.0 (they are the same setting: one run, one cache key)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_negative_zero(cls, v: Any) -> Any:
+        if isinstance(v, float) and v == 0.0:
+            return 0.0
+        if isinstance(v, tuple) and any(isinstance(x, float) and x == 0.0 for x in v):
+            return tuple(0.0 if isinstance(x, float) and x == 0.0 else x for x in v)
+        return v
 
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]

@@ -361,6 +361,10 @@ TOLERANCES = {"ols": 1e-3}
 """The OLS plateau: |L − L_OLS| ≤ ols (absolute): the trap level within 1e-3 separates it from
 the start (L(0) ≈ 0.33) and from zero (reference runs reach it within 1e-3 by t ≈ 13)."""
 
+OLS_MAX_WORK = 2e8
+"""Largest n·d² of the least-squares fit the analysis computes (≈ 0.1–0.2 s); bigger data (e.g.
+teacher data in high dimension) get a note instead."""
+
 
 def applies_to(config: Config) -> bool:
     """Regression with the square loss (the least-squares fit and its plateau)."""
@@ -375,6 +379,11 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     cfg = traj.config
     ols_tol = float(tol.get("ols", TOLERANCES["ols"]))
     if traj.classification or cfg.loss.kind != "square":
+        return out
+    n, d = traj.X.shape
+    if n * d * d > OLS_MAX_WORK:  # least squares costs n·d² multiply-adds: bounded up front
+        out.notes.append(f"least-squares fit not computed: it would take n·d² = {n * d * d:.2g} "
+                         f"multiply-adds, over the analysis budget {OLS_MAX_WORK:.0e}")
         return out
     fit = theory.ols_fit(cfg, dataset_view(traj))
     out.notes.append(f"least-squares fit: β = {np.round(fit.beta, 4).tolist()}, loss "

@@ -57,6 +57,13 @@ def _cache_dir() -> str:
 
 
 # ============================================================================ clusters
+def _dashboard_address() -> str | None:
+    """Where the LocalCluster's Dask dashboard listens (`EAE_DASK_DASHBOARD`): off (None) by
+    default, or 127.0.0.1 on a free port ("loopback"); never every interface (the dashboard
+    shows worker addresses, memory and tasks to anyone who reaches it)."""
+    return "127.0.0.1:0" if get_settings().dask_dashboard == "loopback" else None
+
+
 class Clusters:
     """This process's Dask clients: one LocalCluster and a client per remote scheduler."""
 
@@ -89,7 +96,8 @@ class Clusters:
                 self._close_local()
             pp = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR,
+                                   dashboard_address=_dashboard_address(),
+                                   silence_logs=logging.ERROR,
                                    env={"EAE_CACHE_DIR": cache_dir, "PYTHONPATH": pp})
             client = Client(cluster, set_as_default=False)
             self._local.update(cluster=cluster, client=client, cache_dir=cache_dir,

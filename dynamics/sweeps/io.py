@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..exports import csv_bytes
 from ..status import Status
 from .spec import Sweep, SweepError
 
@@ -41,7 +42,8 @@ class SweepResult:
 
 
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
-    return df.to_csv(index=False).encode("utf-8")
+    """UTF-8 CSV whose text cells a spreadsheet cannot run (`dynamics.exports`)."""
+    return csv_bytes(df)
 
 
 def to_parquet_bytes(df: pd.DataFrame) -> bytes:

@@ -1,0 +1,256 @@
+"""Soak: many protocol-level sessions on one server for a long time — does it hold?
+
+    .venv/bin/python -m bench soak                           # 12 sessions, 15 minutes
+    .venv/bin/python -m bench soak --sessions 30 --minutes 60 --json soak.json
+    .venv/bin/python -m bench soak --quick                   # 4 sessions, 1 minute (smoke)
+
+Starts one server (`bench.load.Server`: `streamlit run serve.py`, loopback, a fresh cache, the
+operator view on), then keeps `--sessions` Streamlit sessions busy (devtools.protocol, no
+browser): each session does a random mix of page loads (every page, presets and link
+variants), settings changes (the Explorer's width, leaky slope and seed), uploads (a small CSV
+on the Explorer and on Real data) and page switches, ends after 5–25 actions and is replaced
+by a new one. Every `--sample-s` seconds (30) it samples the server's RSS, open files and
+threads, and the actions and errors so far; at the end it reads the service's cache sizes
+from the About & status page, waits `--settle-s` after the last session ended and samples
+again, and counts errors in the server log.
+
+Reported: the RSS curve as a table; whether RSS after the warm-up (the first third) stays
+within 10 % (max / min), open files and threads flat (max − min), the caches within their
+bounds, no errors (session exceptions, protocol failures, log tracebacks). Nothing here is
+asserted; the lead runs the ≥ 15-minute soak on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from devtools.protocol import ProtocolError, ProtocolSession
+
+from .load import Server
+from .machine import loadavg_text
+
+PAGES = [("", ""), ("", "model.width=30&seed=2"), ("", "model.gamma=0.2"),
+         ("overview", ""), ("papers", ""), ("papers", "paper=chistikov"), ("compare", ""),
+         ("real_data", ""), ("status", ""), ("", "view.presenter=true")]
+CSV = ("x1,x2,y\n" + "\n".join(f"{(i % 7) / 7 - 0.5:.3f},{(i % 5) / 5 - 0.4:.3f},"
+                               f"{1 if i % 2 else -1}" for i in range(40)) + "\n").encode()
+
+
+@dataclass
+class Sample:
+    t_s: float
+    rss_mb: float
+    open_files: int
+    threads: int
+    sessions: int
+    actions: int
+    errors: int
+    load1: float
+
+
+@dataclass
+class SoakReport:
+    sessions: int
+    minutes: float
+    samples: list[Sample] = field(default_factory=list)
+    after_end: Sample | None = None
+    actions: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    log_errors: list[str] = field(default_factory=list)
+    caches: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        warm = [s for s in self.samples if s.t_s >= self.minutes * 60 / 3] or self.samples
+        rss = [s.rss_mb for s in warm]
+        fds = [s.open_files for s in warm]
+        threads = [s.threads for s in warm]
+        return {
+            "rss_after_warmup_max_over_min": round(max(rss) / min(rss), 3) if rss else None,
+            "rss_flat_within_10pct": bool(rss) and max(rss) <= 1.10 * min(rss),
+            "open_files_range": (min(fds), max(fds)) if fds else None,
+            "threads_range": (min(threads), max(threads)) if threads else None,
+            "actions": sum(self.actions.values()),
+            "errors": len(self.errors), "log_errors": len(self.log_errors),
+            "rss_after_end_mb": self.after_end.rss_mb if self.after_end else None,
+        }
+
+
+def _proc(pid: int) -> tuple[float, int, int]:
+    """(RSS in MB, open files, threads) of a process (Linux /proc)."""
+    rss, threads = 0.0, 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1]) / 1024.0
+        elif line.startswith("Threads:"):
+            threads = int(line.split()[1])
+    return rss, len(list(Path(f"/proc/{pid}/fd").iterdir())), threads
+
+
+class _Soak:
+    def __init__(self, url: str, n: int, until: float, seed: int):
+        self.url, self.n, self.until = url, n, until
+        self.lock = threading.Lock()
+        self.actions: dict[str, int] = {}
+        self.errors: list[str] = []
+        self.live = 0
+        self.rng = random.Random(seed)
+
+    def count(self, what: str) -> None:
+        with self.lock:
+            self.actions[what] = self.actions.get(what, 0) + 1
+
+    def fail(self, what: str) -> None:
+        with self.lock:
+            self.errors.append(what[:300])
+
+    def worker(self, k: int) -> None:
+        rng = random.Random(self.rng.random() + k)
+        while time.monotonic() < self.until:
+            page, query = rng.choice(PAGES)
+            try:
+                with ProtocolSession(self.url, page=page, query=query, timeout_s=300) as s:
+                    with self.lock:
+                        self.live += 1
+                    try:
+                        self.session(s, rng)
+                    finally:
+                        with self.lock:
+                            self.live -= 1
+            except (ProtocolError, OSError, KeyError) as e:
+                self.fail(f"session: {type(e).__name__}: {e}")
+            time.sleep(rng.uniform(0.0, 1.0))  # think time between visitors
+
+    def session(self, s: ProtocolSession, rng: random.Random) -> None:
+        run = s.rerun()
+        self.count("page load")
+        for _ in range(rng.randint(5, 25)):
+            if time.monotonic() >= self.until:
+                return
+            if run.exceptions:
+                self.fail(f"{s.page or 'explorer'}?{s.query}: {run.exceptions[0]}")
+            what = rng.random()
+            if s.page == "" and what < 0.45 and "width m" in s.ids:
+                label, value = rng.choice([("width m", rng.choice([20, 30, 40, 50])),
+                                           ("leaky slope γ", rng.choice([0.0, 0.1, 0.2])),
+                                           ("seed", rng.randint(0, 5))])
+                run = s.set_widget(label, value)
+                self.count("settings change")
+            elif what < 0.6:
+                if rng.random() < 0.5:
+                    s.rerun(page="", query="data.kind=array&model.width=8&record.frames=10")
+                    label = "CSV or NPZ of points and labels"
+                else:
+                    s.rerun(page="real_data", query="source=upload&model.width=8")
+                    label = "points and labels"
+                run = s.upload(label, "soak.csv", CSV)
+                self.count("upload")
+            else:
+                page, query = rng.choice(PAGES)
+                run = s.rerun(page=page, query=query)
+                self.count("page switch")
+            time.sleep(rng.uniform(0.2, 2.0))
+
+
+def _caches(url: str) -> dict[str, str]:
+    with ProtocolSession(url, page="status") as s:
+        run = s.rerun()
+    return {m.label: m.body for m in run.of_type("metric")
+            if m.label in ("Memory entries", "Memory size", "Disk size")} | {
+        f"{m.label} (limit)": m.help for m in run.of_type("metric")
+        if m.label in ("Memory size", "Disk size")}
+
+
+def run_soak(n_sessions: int, minutes: float, sample_s: float, settle_s: float,
+             seed: int = 0, say: Any = print) -> SoakReport:
+    rep = SoakReport(sessions=n_sessions, minutes=minutes)
+    server = Server()
+    try:
+        server.wait_ready()
+        pid = server.proc.pid
+        start = time.monotonic()
+        soak = _Soak(server.url, n_sessions, start + minutes * 60, seed)
+        threads = [threading.Thread(target=soak.worker, args=(k,), daemon=True)
+                   for k in range(n_sessions)]
+        for th in threads:
+            th.start()
+
+        def sample() -> Sample:
+            rss, fds, nth = _proc(pid)
+            with soak.lock:
+                return Sample(round(time.monotonic() - start, 1), round(rss, 1), fds, nth,
+                              soak.live, sum(soak.actions.values()), len(soak.errors),
+                              float(loadavg_text().split()[0]))
+
+        while time.monotonic() < soak.until:
+            rep.samples.append(sample())
+            say(f"t = {rep.samples[-1].t_s:.0f} s: RSS {rep.samples[-1].rss_mb:.0f} MB, "
+                f"{rep.samples[-1].sessions} sessions, {rep.samples[-1].actions} actions")
+            time.sleep(min(sample_s, max(0.0, soak.until - time.monotonic())))
+        for th in threads:
+            th.join(330)
+        rep.samples.append(sample())
+        rep.caches = _caches(server.url)
+        time.sleep(settle_s)  # the sessions' reconnect time and the reaper's round
+        rep.after_end = sample()
+        rep.actions, rep.errors = dict(soak.actions), list(soak.errors)
+        log = server.log(10**8)
+        rep.log_errors = [ln for ln in log.splitlines()
+                          if re.search(r"Traceback|\bERROR\b|Exception", ln)][:50]
+    finally:
+        server.stop()
+    return rep
+
+
+def render(rep: SoakReport) -> str:
+    s = rep.summary()
+    L = [f"## Soak: {rep.sessions} protocol-level sessions, {rep.minutes:g} min "
+         f"(load at the end: {loadavg_text()})", "",
+         "| t (s) | RSS (MB) | open files | threads | sessions | actions | errors | load |",
+         "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for x in rep.samples + ([rep.after_end] if rep.after_end else []):
+        tag = " (after the end)" if x is rep.after_end else ""
+        L.append(f"| {x.t_s:.0f}{tag} | {x.rss_mb:.0f} | {x.open_files} | {x.threads} | "
+                 f"{x.sessions} | {x.actions} | {x.errors} | {x.load1:.1f} |")
+    L += ["", f"Actions: {rep.actions}. Caches at the end: {rep.caches}.",
+          f"RSS after the warm-up: max/min = {s['rss_after_warmup_max_over_min']} "
+          f"({'flat within 10 %' if s['rss_flat_within_10pct'] else 'NOT flat within 10 %'}); "
+          f"open files {s['open_files_range']}, threads {s['threads_range']}; "
+          f"errors {s['errors']}, server log errors {s['log_errors']}."]
+    L += [f"- {e}" for e in (rep.errors + rep.log_errors)[:20]]
+    return "\n".join(L) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench soak", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=12, help="sessions at once (10–30)")
+    ap.add_argument("--minutes", type=float, default=15.0, help="duration")
+    ap.add_argument("--sample-s", type=float, default=30.0, help="seconds between samples")
+    ap.add_argument("--settle-s", type=float, default=60.0,
+                    help="seconds after the last session before the final sample")
+    ap.add_argument("--quick", action="store_true", help="4 sessions, 1 minute, 10 s samples")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="write the samples and counts here")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sessions, args.minutes, args.sample_s, args.settle_s = 4, 1.0, 10.0, 40.0
+    rep = run_soak(args.sessions, args.minutes, args.sample_s, args.settle_s, args.seed,
+                   say=lambda m: print(m, file=sys.stderr, flush=True))
+    print(render(rep))
+    if args.json:
+        Path(args.json).write_text(json.dumps({**asdict(rep), "summary": rep.summary()},
+                                              indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,184 @@
+"""The service's queue and sessions (dynamics/service.py) and the run-cost estimate
+(dynamics/cost.py), on a real Service with real simulations: a queued request hears its place
+and expected wait at once and again while it waits, a session runs one simulation at a time,
+ending a session cancels its runs and forgets its uploads' results, heavy configs are never
+speculated, and the estimate puts the issue's links above the click threshold."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dynamics.config import Config
+from dynamics.cost import describe_seconds, estimate_seconds
+from dynamics.limits import Limits
+from dynamics.papers.min import digits_config
+from dynamics.service import QUEUED, Service
+from dynamics.status import Status
+
+WAIT = 120.0
+
+
+def long_run(seed: int = 0) -> Config:
+    """Tens of seconds of GD (1e5 steps of n·d·m = 640,000), cancelled by each test."""
+    return Config.from_dict({"data": {"kind": "teacher", "n": 200, "d": 16},
+                             "model": {"width": 200}, "seed": seed,
+                             "integrator": {"method": "gd", "lr": 0.001, "t_end": 100.0},
+                             "record": {"frames": 20}})
+
+
+class Caller:
+    """`service.run` in a thread, recording its progress messages with their times."""
+
+    def __init__(self, service: Service, config: Config, session: str | None = None):
+        self.messages: list[tuple[float, str]] = []
+        self.cancel = threading.Event()
+        self.result = None
+        self.started = time.monotonic()
+        self.thread = threading.Thread(target=self._go, args=(service, config, session),
+                                       daemon=True)
+        self.thread.start()
+
+    def _go(self, service: Service, config: Config, session: str | None) -> None:
+        self.result = service.run(config, progress=lambda f, t: self.messages.append(
+            (time.monotonic(), t)), cancel=self.cancel, session=session)
+
+    def wait_for(self, pred, timeout: float = WAIT) -> list[str]:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            texts = [t for _, t in self.messages]
+            if pred(texts):
+                return texts
+            time.sleep(0.02)
+        raise AssertionError(f"condition not met; messages: {self.messages[-5:]}")
+
+    def stop(self) -> None:
+        self.cancel.set()
+        self.thread.join(WAIT)
+
+
+def running(t: list[str]) -> bool:
+    return any(not m.startswith(QUEUED) and m != "starting" for m in t)
+
+
+def test_a_queued_request_hears_its_place_and_wait_at_once_and_while_it_waits(
+        tmp_path: Path) -> None:
+    svc = Service(tmp_path, limits=Limits(max_concurrent=1))
+    a = Caller(svc, long_run(1))
+    try:
+        a.wait_for(running)
+        b = Caller(svc, long_run(2))
+        try:
+            texts = b.wait_for(lambda t: any(m.startswith(QUEUED) for m in t), timeout=5)
+            first_at = next(ts for ts, m in b.messages if m.startswith(QUEUED))
+            # the issue's bar: a queued visitor hears of it within a second
+            assert first_at - b.started < 1.0, first_at - b.started
+            q = next(m for m in texts if m.startswith(QUEUED))
+            assert "1 run ahead" in q and "limit 1 at a time" in q and "expected wait about" in q
+            pos = svc.queue_position(long_run(2))
+            assert pos is not None and pos[0] == 1 and pos[1] > 0
+            b.wait_for(lambda t: sum(m.startswith(QUEUED) for m in t) >= 3, timeout=10)
+            times = [ts for ts, m in b.messages if m.startswith(QUEUED)]
+            assert max(np.diff(times)) < 2.5  # re-sent about every second (QUEUE_REPORT_S)
+            a.stop()  # the slot frees: b starts
+            b.wait_for(running)
+            assert svc.queue_position(long_run(2)) is None
+        finally:
+            b.stop()
+    finally:
+        a.stop()
+
+
+def test_one_running_simulation_per_session(tmp_path: Path) -> None:
+    """Two slots free, but the second run of session "s1" waits for its first; another
+    session's run starts at once."""
+    svc = Service(tmp_path, limits=Limits(max_concurrent=2))
+    a = Caller(svc, long_run(3), session="s1")
+    callers = [a]
+    try:
+        a.wait_for(running)
+        b = Caller(svc, long_run(4), session="s1")
+        callers.append(b)
+        texts = b.wait_for(lambda t: any(m.startswith(QUEUED) for m in t), timeout=10)
+        assert any("this page's other run goes first" in m for m in texts), texts
+        c = Caller(svc, long_run(5), session="s2")
+        callers.append(c)
+        c.wait_for(running, timeout=30)
+        assert not running([t for _, t in b.messages])
+        a.stop()  # s1's first run ends: its second may start
+        b.wait_for(running, timeout=30)
+    finally:
+        for k in callers:
+            k.stop()
+
+
+def test_ending_a_session_cancels_its_runs(tmp_path: Path) -> None:
+    svc = Service(tmp_path, limits=Limits(max_concurrent=1))
+    a = Caller(svc, long_run(6), session="gone")
+    b = Caller(svc, long_run(7), session="gone-too")
+    try:
+        a.wait_for(running)
+        b.wait_for(lambda t: any(m.startswith(QUEUED) for m in t), timeout=10)
+        t0 = time.monotonic()
+        assert svc.end_session("gone") == 1
+        assert svc.end_session("gone-too") == 1
+        a.thread.join(10)
+        b.thread.join(10)
+        assert not a.thread.is_alive() and not b.thread.is_alive()
+        assert a.result is not None and a.result.status == Status.CANCELLED
+        assert b.result is not None and b.result.status == Status.CANCELLED
+        assert time.monotonic() - t0 < 10
+        deadline = time.monotonic() + 30
+        while svc.stats()["running"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert svc.stats()["running"] == 0  # the simulation stopped, not only its waiters
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_ending_a_session_forgets_the_results_of_its_uploads(tmp_path: Path) -> None:
+    svc = Service(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    upload = Config.from_dict({"data": {"kind": "array", "X": X, "y": np.sign(X[:, 0])},
+                               "model": {"width": 8}, "record": {"frames": 8}})
+    preset = Config.from_dict({"model": {"width": 8}, "record": {"frames": 8}})
+    for cfg in (upload, preset):
+        assert svc.run(cfg, session="s").status == "completed"
+    svc.run(upload, session="other")  # a second session asked for the same upload
+    assert svc.stats()["memory_entries"] == 2
+    svc.end_session("s")
+    assert svc.stats()["memory_entries"] == 2  # "other" still has it
+    svc.end_session("other")
+    assert svc.stats()["memory_entries"] == 1  # the preset stays cached
+    assert svc.peek(preset) is not None
+
+
+def test_heavy_configs_are_never_speculated(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EAE_PREFETCH", "1")  # the suite's default is off (tests/conftest.py)
+    svc = Service(tmp_path, limits=Limits(click_to_run_s=1.0))
+    assert estimate_seconds(long_run(8)) > 1.0
+    assert svc.prefetch([long_run(8)]) == 0
+    assert svc.prefetch([Config.from_dict({"model": {"width": 9}})]) == 1
+    assert svc.prefetch_idle(WAIT)
+
+
+@pytest.mark.parametrize("link,over", [
+    ({"data": {"kind": "teacher", "n": 20000, "d": 8}}, True),
+    ({"data": {"kind": "teacher", "n": 2000, "d": 1024}}, True),
+    ({}, False),
+])
+def test_the_estimate_puts_the_issues_links_over_the_threshold(link: dict, over: bool) -> None:
+    """The issue's links (47 s on open; a run to t = 5·10⁵) are over the default 5 s; the
+    Explorer's default and the Real data page's digits run are not."""
+    threshold = Limits().click_to_run_s
+    assert (estimate_seconds(Config.from_dict(link)) > threshold) is over
+    digits = digits_config(fast=False).with_updates({"integrator.t_end": 2.0})
+    assert estimate_seconds(digits) < threshold
+    assert describe_seconds(40.4) == "about 40 s" and describe_seconds(600) == "about 10 min"

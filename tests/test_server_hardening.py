@@ -1,0 +1,194 @@
+"""The served app trusts only its hosts and never stalls on refused origins (ui/hardening.py),
+checked against real `streamlit run serve.py` servers with a real websocket client: Host and
+Origin evil.example (DNS rebinding), foreign-origin websockets in a loop while the health
+check is timed, the hardening headers, the operator-only metrics route, links over
+Streamlit's size limits, and every page in Chromium without a CSP violation."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
+from devtools.server import REPO_ROOT, StreamlitServer
+
+EMBED = "http://embed.example"
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, StreamlitServer]]:
+    """Two servers: the defaults, and an operator's (metrics on, an embedding origin, an
+    explicit host list)."""
+    log_dir = tmp_path_factory.mktemp("hardening_servers")
+    cache = str(log_dir / "cache")
+    made = {
+        "default": StreamlitServer(REPO_ROOT / "serve.py", {"EAE_CACHE_DIR": cache}, log_dir),
+        "operator": StreamlitServer(REPO_ROOT / "serve.py", {
+            "EAE_CACHE_DIR": cache, "EAE_OPERATOR": "1",
+            "EAE_ALLOWED_HOSTS": "127.0.0.1,app.example",
+            "STREAMLIT_SERVER_CORS_ALLOWED_ORIGINS": EMBED}, log_dir),
+    }
+    try:
+        for s in made.values():
+            s.wait_ready()
+        yield made
+    finally:
+        for s in made.values():
+            s.stop()
+
+
+def _request(server: StreamlitServer, path: str, host: str | None = None
+             ) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    headers = {"Host": host} if host else {}
+    conn.request("GET", path, headers=headers)
+    r = conn.getresponse()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+
+
+def _ws(server: StreamlitServer, origin: str | None, host: str | None = None) -> str:
+    """Open Streamlit's websocket (Host from `host`, else 127.0.0.1:port): "open" or the
+    refusal's HTTP status."""
+    host = host or f"127.0.0.1:{server.port}"
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    try:
+        with connect(f"ws://{host}/_stcore/stream", sock=sock, origin=origin,  # type: ignore[arg-type]
+                     subprotocols=["streamlit"], open_timeout=30):  # type: ignore[list-item]
+            return "open"
+    except InvalidStatus as e:
+        return str(e.response.status_code)
+
+
+def test_host_and_origin_evil_example_are_refused(servers: dict[str, StreamlitServer]) -> None:
+    """DNS rebinding: a page fetched as evil.example, and its websocket with Origin = Host =
+    evil.example, were served and accepted."""
+    s = servers["default"]
+    status, _, body = _request(s, "/", host="evil.example")
+    assert status == 400 and b"host name" in body
+    assert _request(s, "/_stcore/health", host="evil.example:80")[0] == 400
+    assert _ws(s, "http://evil.example", host="evil.example") == "403"
+    assert _ws(s, "http://evil.example") == "403"  # right Host, foreign Origin
+    assert _ws(s, f"http://127.0.0.1:{s.port}") == "open"  # the app's own origin
+    assert _ws(s, f"http://localhost:{s.port}", host=f"localhost:{s.port}") == "open"
+    assert _ws(s, None) == "open"  # no Origin: not a browser (Streamlit allows it too)
+
+
+def test_refused_origins_never_stall_the_server(servers: dict[str, StreamlitServer]) -> None:
+    """Streamlit sent each refused origin through a blocking lookup of the machine's public
+    address (logged as "Did not auto detect external IP"), on the event loop: about every 13th
+    froze every session for 5 s. The refusals now happen before that check."""
+    s = servers["default"]
+    worst, stop = [0.0], threading.Event()
+
+    def health() -> None:
+        while not stop.is_set():
+            t = time.perf_counter()
+            assert _request(s, "/_stcore/health")[0] == 200
+            worst[0] = max(worst[0], time.perf_counter() - t)
+            stop.wait(0.05)
+
+    th = threading.Thread(target=health, daemon=True)
+    th.start()
+    try:
+        for _ in range(40):
+            assert _ws(s, "http://evil.example") == "403"
+    finally:
+        stop.set()
+        th.join(60)
+    assert "Did not auto detect external IP" not in s.log_tail(10**7)
+    # the freeze was 5.0 s per stall; 3 s is far above any scheduling noise of a health check
+    assert worst[0] < 3.0, worst[0]
+
+
+def test_an_allowed_embedding_origin_is_accepted_without_the_lookup(
+        servers: dict[str, StreamlitServer]) -> None:
+    s = servers["operator"]
+    assert _ws(s, EMBED) == "open"
+    assert _ws(s, "http://evil.example") == "403"
+    assert "Did not auto detect external IP" not in s.log_tail(10**7)
+
+
+def test_allowed_hosts_are_configurable(servers: dict[str, StreamlitServer]) -> None:
+    s = servers["operator"]  # EAE_ALLOWED_HOSTS=127.0.0.1,app.example
+    assert _request(s, "/", host="app.example")[0] == 200
+    assert _request(s, "/", host=f"localhost:{s.port}")[0] == 400
+    assert _ws(s, "http://app.example", host="app.example") == "open"
+
+
+def test_hardening_headers_on_pages_and_files(servers: dict[str, StreamlitServer]) -> None:
+    s = servers["default"]
+    for path in ("/", "/explorer", "/_stcore/health"):
+        status, h, _ = _request(s, path)
+        assert status == 200, path
+        csp = h["content-security-policy"]
+        assert "frame-ancestors 'self'" in csp and "object-src 'none'" in csp
+        assert f"ws://127.0.0.1:{s.port}" in csp and "default-src 'self'" in csp
+        assert h["x-frame-options"] == "SAMEORIGIN"
+        assert h["x-content-type-options"] == "nosniff"
+        assert h["referrer-policy"] == "same-origin"
+    _, h, _ = _request(servers["operator"], "/")
+    assert EMBED in h["content-security-policy"] and "x-frame-options" not in h
+
+
+def test_metrics_only_for_operators(servers: dict[str, StreamlitServer]) -> None:
+    assert _request(servers["default"], "/_stcore/metrics")[0] == 404
+    status, _, body = _request(servers["operator"], "/_stcore/metrics")
+    assert status == 200 and b"session_events" in body
+
+
+def test_a_link_over_streamlits_limits_is_reported(servers: dict[str, StreamlitServer]) -> None:
+    """Streamlit replaces a query of more than 1,000 parameters (or 512 Ki characters) by an
+    empty one, so such a link opened the defaults without a word."""
+    s = servers["default"]
+    query = "&".join(f"model.width={i}" for i in range(1200))
+    status, _, body = _request(s, f"/explorer?{query}")
+    assert status == 414
+    text = body.decode()
+    assert "too long" in text and "1,200 parameters" in text and 'href=\'/explorer\'' in text
+    assert _request(s, "/explorer?model.width=20")[0] == 200
+
+
+def test_the_rules_alone() -> None:
+    from ui.hardening import host_allowed, link_too_long
+
+    assert host_allowed("a.example.org", ("*.example.org",))
+    assert not host_allowed("example.org.evil", ("*.example.org",))
+    assert host_allowed("anything", ("*",)) and not host_allowed(None, ("*",))
+    assert link_too_long("a=1&" * 1000 + "b=2") == (len("a=1&" * 1000 + "b=2"), 1001)
+    assert link_too_long("x" * (512 * 1024 + 1)) == (512 * 1024 + 1, 1)
+    assert link_too_long("a=1&b=2") is None
+
+
+@pytest.mark.browser
+def test_every_page_runs_under_the_csp(servers: dict[str, StreamlitServer], browser: Any,
+                                       tmp_path: Path) -> None:
+    """Every page (and presenter mode) in Chromium: charts drawn, no CSP violation, no page
+    error."""
+    s = servers["default"]
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = ctx.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if (
+        "Content Security Policy" in m.text or "Refused to" in m.text) else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    try:
+        for path, charts in (("/", 1), ("/overview", 1), ("/papers", 1), ("/compare", 1),
+                             ("/real_data", 1), ("/sweeps", 0), ("/status", 0),
+                             ("/?view.presenter=true", 1)):
+            page.goto(s.url + path)
+            wait_for_streamlit_idle(page, timeout=180)
+            if charts:  # the figure player (a same-origin component iframe) drew its figure
+                info = page.evaluate(PLAYER_JS, 0)
+                assert info is not None and info["frames"] > 1 and not info["error"], (path, info)
+        assert not problems, problems
+    finally:
+        ctx.close()
