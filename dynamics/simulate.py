@@ -42,7 +42,7 @@ from .kernels import (
     loss_value,
     usable_cpus,
 )
-from .kernels.record import FRAME_METRICS, FrameProbe
+from .kernels.measure import FRAME_METRICS, FrameProbe
 from .limits import get_limits
 from .status import Status
 from .trajectory import Trajectory
@@ -175,7 +175,7 @@ class _Recorder:
     once for every frame (``capacity`` = 1 + the targets: a run that stops early records at
     most one frame more, at its stopping time, than the targets it reached).
 
-    Each frame is one ``kernels.record.FrameProbe`` call: the loss (the bits of
+    Each frame is one ``kernels.measure.FrameProbe`` call: the loss (the bits of
     ``loss_grad``), the activation pattern W Xᵀ > 0, and one compiled pass for everything else
     (norms, projections, cosines, singular values, ‖θ‖², balance drift, Min et al.'s rates, max
     and mean pairwise angle, accuracy), equal to ``dynamics.metrics``'s NumPy formulas to

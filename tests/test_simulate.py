@@ -313,7 +313,7 @@ def test_recorded_frames_equal_the_former_numpy_recorder(name: str) -> None:
     """Loss, patterns, events and accuracy exactly; the compiled metrics to round-off
     (relative 1e-12, angles within 1e-9 rad) — over every frame of runs covering tight and wide
     bundles, gd and gf, frozen outputs, classification and regression, m < d."""
-    from dynamics.kernels.record import FRAME_METRICS
+    from dynamics.kernels.measure import FRAME_METRICS
     from tests.test_metrics import ANGLE_TOL_RAD
 
     tr = simulate(RECORDED[name])

@@ -9,13 +9,14 @@ Modules, one job each (imports only go down this list, no circles):
 * ``gd_split`` — the multi-block GD step for large problems (block count fixed by the size);
 * ``gd``       — ``GDStepper``: θ_{k+1} = θ_k − η∇L(θ_k), t = kη;
 * ``gf``       — ``GFStepper``: adaptive Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ);
-* ``record``   — ``FrameProbe``: one compiled pass per recorded frame (angles, singular values,
-  cosines, rates; used by ``simulate``, imported from ``dynamics.kernels.record``).
+* ``measure``  — ``FrameProbe``: the measurements of one frame in one compiled pass (angles,
+  singular values, cosines, rates; used by ``simulate``, imported from
+  ``dynamics.kernels.measure``).
 
 ``METHODS`` maps ``integrator.method`` to its builder; ``make_stepper`` is the one chooser.
 Every kernel is compiled without value-changing fast-math, so a config gives the same bits in
-any process, compiled or loaded from numba's cache, with any thread count (tests/
-test_determinism.py).
+any process, compiled or loaded from numba's cache, with any thread count
+(tests/test_determinism.py).
 """
 
 from __future__ import annotations
