@@ -361,7 +361,7 @@ def test_recording_leaves_the_trajectory_bit_identical(method: str, monkeypatch)
     tr = simulate(c)
     ds = build_dataset(c)
     W0, a0 = init_weights(c, ds.d)
-    policy = sim.Recording.from_config(c)
+    policy = sim.RecordPolicy.from_config(c)
     st = make_stepper(method, sim.build_problem(c, ds), W0, a0, c.integrator)
     grid = policy.scalars
     loss = []
@@ -382,6 +382,7 @@ def test_frame_blocks_worker_thread_and_reused_gradient_give_the_same_bits(
     here) equals the plain one (one `advance` per frame, `loss_grad` per frame, measured
     inline) bit for bit, also when the run stops on its step limit."""
     import dynamics.simulate as sim
+    from dynamics.kernels import FramewiseAdvance, GFStepper
 
     c = {"gd": SMALL.with_updates({"integrator.method": "gd", "record.frames": 12}),
          "max_steps": SMALL.with_updates({"integrator.max_steps": 60})}.get(name)
@@ -390,7 +391,8 @@ def test_frame_blocks_worker_thread_and_reused_gradient_give_the_same_bits(
     monkeypatch.setattr(sim, "FRAME_BLOCK_BYTES", 4000)  # a few frames per call and batch
     fast = simulate(c)
     assert fast.status == ("max_steps" if name == "max_steps" else "completed")
-    monkeypatch.setattr(sim, "GFStepper", type("NotAStepper", (), {}))  # the plain path
+    # the plain path: the protocol's default advance_frames (one advance per frame, no L, ∇L)
+    monkeypatch.setattr(GFStepper, "advance_frames", FramewiseAdvance.advance_frames)
     monkeypatch.setattr(sim, "PIPELINE_MIN_FRAMES", 10**9)
     _assert_same(fast, simulate(c))
 
@@ -430,7 +432,7 @@ def test_an_error_while_recording_reaches_the_caller(monkeypatch) -> None:
     """A frame that fails on the worker thread raises in simulate()'s thread."""
     import dynamics.simulate as sim
 
-    real = sim._Recorder.record
+    real = sim._FrameTable.add
     threads: list[str] = []
 
     def boom(self, t, *args, **kw):  # type: ignore[no-untyped-def]
@@ -440,7 +442,7 @@ def test_an_error_while_recording_reaches_the_caller(monkeypatch) -> None:
         return real(self, t, *args, **kw)
 
     monkeypatch.setattr(sim, "_spare_cpu", lambda: True)
-    monkeypatch.setattr(sim._Recorder, "record", boom)
+    monkeypatch.setattr(sim._FrameTable, "add", boom)
     with pytest.raises(RuntimeError, match="frame failed"):
         simulate(SMALL.with_updates({"record.frames": 12}))
-    assert threads == ["eae-record"]  # measured on the worker, raised here; then no more
+    assert threads == ["eae-measure"]  # measured on the worker, raised here; then no more

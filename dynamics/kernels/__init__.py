@@ -2,7 +2,8 @@
 
 Modules, one job each (imports only go down this list, no circles):
 
-* ``problem``  — Problem, Samples, Advance, StepStatus and the ``Stepper`` protocol;
+* ``problem``  — Problem, Samples, Advance, StepStatus and the ``Stepper`` protocol (with its
+  multi-frame advance and ``FramewiseAdvance``, its default of one ``advance`` per frame);
 * ``cache``    — ``jit`` (no fast-math) and numba's disk cache keyed on the whole package;
 * ``threads``  — BLAS and worker threads (from ``limits.get_settings()``; never change bits);
 * ``loss``     — loss/gradient kernels, the packed layout, ``Workspace`` (a run's state);
@@ -46,6 +47,9 @@ from .problem import (
     DIVERGENCE_BOUND,
     LOSS_CODES,
     Advance,
+    FramesAdvance,
+    FrameStates,
+    FramewiseAdvance,
     Problem,
     Samples,
     Stepper,
@@ -105,8 +109,8 @@ def make_stepper(method: str, problem: Problem, W0: np.ndarray, a0: np.ndarray,
 __all__ = [
     "BLAS_MIN_WORK", "DEFAULT_ATOL_SCALE", "DEFAULT_RTOL", "DIVERGENCE_BOUND", "KINK_REL",
     "KINK_STREAK", "LOSS_CODES", "MAX_BLOCKS", "METHODS", "PI_ALPHA", "PI_BETA", "SPLIT_MIN_WORK",
-    "Advance", "GDStepper", "GFStepper", "IntegratorSettings", "Method", "Problem", "Samples",
-    "StepStatus", "Stepper", "Workspace", "blocks_for", "default_atol", "default_tolerances",
-    "forward", "kink_streak_for", "loss_grad", "loss_value", "make_stepper", "usable_cpus",
-    "use_blas_path", "worker_threads",
+    "Advance", "FrameStates", "FramesAdvance", "FramewiseAdvance", "GDStepper", "GFStepper",
+    "IntegratorSettings", "Method", "Problem", "Samples", "StepStatus", "Stepper", "Workspace",
+    "blocks_for", "default_atol", "default_tolerances", "forward", "kink_streak_for",
+    "loss_grad", "loss_value", "make_stepper", "usable_cpus", "use_blas_path", "worker_threads",
 ]

@@ -31,6 +31,7 @@ from .problem import (
     KERNEL_STATUS,
     OK,
     Advance,
+    FramesAdvance,
     FrameStates,
     Problem,
     Samples,
@@ -472,14 +473,14 @@ class GFStepper(WorkspaceViews):
         samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
         return Advance(status, samples)
 
-    def advance_frames(self, targets: np.ndarray, budget: int, grid: np.ndarray,
-                       ) -> tuple[Advance, int, FrameStates]:
+    def advance_frames(self, targets: np.ndarray, budget: int,
+                       grid: np.ndarray) -> FramesAdvance:
         """``advance`` to each of ``targets`` (increasing) in turn in one compiled call, with
         at most ``budget`` evaluations in all (the same steps and bits as calling ``advance``
-        once per target, as its chunks never change the steps taken). Returns (how the call
-        ended (OK: every target reached), the number of targets reached, their states:
+        once per target, as its chunks never change the steps taken). Returns how the call
+        ended (OK: every target reached), the number of targets reached and their states:
         W (k, m, d), a (k, m), L (k,) and the packed FSAL gradient ∇L (k, d + 1, m), each
-        array this call's own). ``grid``: sample times, as in ``advance``, up to the last
+        array this call's own. ``grid``: sample times, as in ``advance``, up to the last
         target."""
         targets = np.ascontiguousarray(targets, dtype=float)
         ws = self.ws
@@ -491,22 +492,22 @@ class GFStepper(WorkspaceViews):
         if self.max_steps is not None:
             left = self.max_steps - (self.n_accepted + self.n_rejected)
             if left <= 0:
-                return Advance(StepStatus.MAX_STEPS, Samples.empty()), 0, empty
+                return FramesAdvance(Advance(StepStatus.MAX_STEPS, Samples.empty()), 0, empty)
             max_evals = max(4, min(int(budget), 3 * left))
         if K == 0:
-            return Advance(StepStatus.OK, Samples.empty()), 0, empty
+            return FramesAdvance(Advance(StepStatus.OK, Samples.empty()), 0, empty)
         buf = sample_buffers(int(grid.searchsorted(targets[-1], "right")
                                  - grid.searchsorted(self.t, "right")))
-        fs = FrameStates(np.empty((K, m, d)), np.empty((K, m)), np.empty(K),
-                         np.empty((K, d + 1, m)))
+        fW, fa, fL, fG = np.empty((K, m, d)), np.empty((K, m)), np.empty(K), np.empty((K, d + 1, m))
         Pn, Pt, G2, G3, G4 = self._stage
         st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej, k = _gf_frames(
             *ws.data, *ws.model, ws.W, ws.a, self.t, targets, max_evals,
             self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
             self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
-            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf, *fs)
+            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf, fW, fa, fL, fG)
         status = self._take(st, t, h, L, hf, ne, na, nr, nf, streak, ep, rej)
         ns = int(ns)
         samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
         k = int(k)
-        return Advance(status, samples), k, FrameStates(*(x[:k] for x in fs))
+        return FramesAdvance(Advance(status, samples), k,
+                             FrameStates(fW[:k], fa[:k], fL[:k], fG[:k]))
