@@ -1,10 +1,11 @@
-"""Same config, same bits (issue 14.1): in any process, whether numba compiled the kernels or
+"""Same config, same bits: in any process, whether numba compiled the kernels or
 loaded them from its disk cache, and with any number of threads.
 
 Two fresh processes with separate, empty NUMBA_CACHE_DIRs (both compile) and a third that reuses
 the first one's cache (loads) print a digest of every array of gf runs at widths 2–7 on the
-three-point and the default data, and of gd runs; all three must agree. With fast-math
-reassociation in the kernels, compiled and cache-loaded `_gf_run` differed in the last bits.
+three-point and the default data, and of gd runs; all three must agree (value-changing
+fast-math, e.g. reassociation, would make compiled and cache-loaded kernels differ in the last
+bits).
 """
 
 from __future__ import annotations

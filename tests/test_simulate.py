@@ -169,6 +169,26 @@ def test_step_limit_status() -> None:
     assert tr.status == "max_steps" and "step limit" in tr.message
 
 
+def test_status_writes_each_simulation_message() -> None:
+    """Every status simulate returns has its sentence: where the run stopped, and the fix."""
+    from dynamics.status import RunEnd, Status
+
+    end = RunEnd(t=3.5, t_end=30.0, n_evals=120, method="the adaptive integrator",
+                 diverged_why="the flow blows up", max_steps=60, deadline=2.0)
+    texts = {s: s.message_for(end) for s in Status.simulation()}
+    assert texts[Status.COMPLETED] == "Completed: t = 30, 120 gradient evaluations."
+    assert "3.5" in texts[Status.CANCELLED]
+    for s in (Status.DEADLINE, Status.MAX_STEPS, Status.DIVERGED):
+        assert "3.5" in texts[s] and texts[s].endswith(s.fix), s
+    assert "(2 s)" in texts[Status.DEADLINE] and "(60)" in texts[Status.MAX_STEPS]
+    assert "the flow blows up" in texts[Status.DIVERGED]
+    stalled = Status.MAX_STEPS.message_for(RunEnd(**{**end.__dict__, "stalled": True}))
+    assert "no progress" in stalled
+    kinks = Status.COMPLETED.message_for(RunEnd(**{**end.__dict__, "kink_floor_steps": 7}))
+    assert "7 adaptive steps were taken at the kink floor" in kinks
+    assert [s for s in Status if s.has_summaries] == [Status.COMPLETED, Status.MAX_STEPS]
+
+
 # ----------------------------------------------------------------------------- determinism
 def test_bit_identical_in_two_threads() -> None:
     c = SMALL.with_updates({"init.scheme": "gaussian", "seed": 7})
@@ -254,9 +274,9 @@ def test_deadline_takes_effect_within_seconds_on_a_large_problem() -> None:
     assert wall < 3.5, wall
 
 
-# ------------------------------------ recording at the kernel's pace (issue 16): same values
-def _recorded_before(tr: Trajectory, f: int) -> dict[str, object]:
-    """One frame's measurements by the former NumPy recorder (kept here as the reference):
+# ------------------------------- compiled frame measurements = the NumPy reference formulas
+def _numpy_frame(tr: Trajectory, f: int) -> dict[str, object]:
+    """One frame's measurements by NumPy and LAPACK (the reference of the compiled ones):
     loss_grad, W Xᵀ > 0, LAPACK SVD, the (k, k) angle matrix, metrics.* formulas."""
     from dynamics import metrics
     from dynamics.kernels import forward, loss_grad
@@ -309,7 +329,7 @@ RECORDED = {
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
-def test_recorded_frames_equal_the_former_numpy_recorder(name: str) -> None:
+def test_recorded_frames_equal_the_numpy_reference(name: str) -> None:
     """Loss, patterns, events and accuracy exactly; the compiled metrics to round-off
     (relative 1e-12, angles within 1e-9 rad) — over every frame of runs covering tight and wide
     bundles, gd and gf, frozen outputs, classification and regression, m < d."""
@@ -322,7 +342,7 @@ def test_recorded_frames_equal_the_former_numpy_recorder(name: str) -> None:
     assert sorted(tr.frame_metrics) == sorted(FRAME_METRICS)
     ev = []
     for f in range(tr.n_frames):
-        ref = _recorded_before(tr, f)
+        ref = _numpy_frame(tr, f)
         assert tr.loss[f] == ref["loss"]
         assert np.array_equal(tr.active[f], ref["pattern"])
         np.testing.assert_array_equal(tr.accuracy[f], ref["accuracy"])
