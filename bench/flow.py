@@ -295,7 +295,7 @@ def end_to_end(quick: bool, repeats: int) -> dict[str, Any]:
     `caps`: diffrax's max_steps, RK23's evaluations; the row says how far they got."""
     from dynamics.data import build_dataset
     from dynamics.init import init_weights
-    from dynamics.simulate import Recording, build_problem, simulate
+    from dynamics.simulate import RecordPolicy, build_problem, simulate
 
     try:
         import diffrax
@@ -313,7 +313,7 @@ def end_to_end(quick: bool, repeats: int) -> dict[str, Any]:
         it = cfg.integrator
         rtol = float(it.rtol)
         atol = float(it.atol) if it.atol is not None else default_atol(W0, a0, rtol)
-        policy = Recording.from_config(cfg)
+        policy = RecordPolicy.from_config(cfg)
         st0 = make_stepper(it.method, p, W0, a0, it)
         targets = st0.landing_times(policy.frames[1:])
         ts = np.r_[0.0, targets]

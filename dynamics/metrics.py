@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels.record import GRAM_BUFFER, angle_stats
+from .kernels.measure import GRAM_BUFFER, angle_stats
 
 _TINY = 1e-300
 
@@ -70,7 +70,7 @@ def max_mean_angle(W: np.ndarray, X: np.ndarray, mask: np.ndarray | None = None
                    ) -> tuple[float, float]:
     """Max and mean pairwise angle (degrees) among active neurons (optionally also within
     `mask`); 0 when fewer than two. The angles of ``angle_matrix`` (to ~1e-13 rad), computed
-    a block of rows at a time in compiled code (``kernels.record.angle_stats``): no (k, k)
+    a block of rows at a time in compiled code (``kernels.measure.angle_stats``): no (k, k)
     matrix, which at every frame cost more than the integration (issue 16)."""
     sel = active_mask(W, X) if mask is None else (active_mask(W, X) & mask)
     W = np.ascontiguousarray(W, dtype=float)

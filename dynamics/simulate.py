@@ -3,17 +3,20 @@ frames, and stop cleanly on divergence, deadline, cancellation or step limit.
 
 Time is gradient-flow time t (GD: t = kη). Frames are t = 0 plus `record.frames − 1` times from
 `t_first` to `t_end` (log or linear spacing; each stepper snaps them to times it can land on,
-e.g. whole GD steps). The stepper (chosen from `kernels.METHODS`) advances exactly to each frame
-time through the one `Stepper` protocol; between compiled chunks Python checks the deadline and
-the cancel flag and reports progress. Chunks are sized from the measured cost of an evaluation
-(~CHUNK_S seconds each, the first one a single step), so a deadline or cancel takes effect
-within about a second whatever the problem size. What is stored, and when, is the `Recording`
-policy. The adaptive stepper goes through many frames per compiled call and its last evaluation
-at each frame supplies that frame's loss and gradient; frames are measured on a worker thread
-(`_FrameSink`) while the stepper integrates on when a CPU is spare. All give the bits of one
-`advance` per frame and measuring inline (tests/test_simulate.py). Nothing here raises for a
-numerical problem: the trajectory comes back with a `Status` and a message saying what happened
-and what to change.
+e.g. whole GD steps). The stepper (built by `kernels.make_stepper`) advances exactly to each
+frame time through the one `Stepper` protocol: each compiled chunk goes through as many frames
+as its evaluation budget allows (`advance_frames`) and hands back their states; between chunks
+Python checks the deadline and the cancel flag and reports progress. Chunks are sized from the
+measured cost of an evaluation (~CHUNK_S seconds each, the first one a single step), so a
+deadline or cancel takes effect within about a second whatever the problem size. What is
+stored, and when, is the `RecordPolicy`; frames are measured into a `_FrameTable` (one
+`kernels.measure.FrameProbe` pass each), on a worker thread (`_FrameQueue`) while the stepper
+integrates on when a CPU is spare. A stepper that hands over its own last evaluation of the
+loss and gradient at a frame (on the probe's evaluation path) supplies that frame's loss and
+gradient. All give the bits of one `advance` per frame and measuring inline
+(tests/test_simulate.py). Nothing here raises for a numerical problem: the trajectory comes
+back with a `Status` and the message `Status.message_for` writes, saying what happened and what
+to change.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -35,16 +38,16 @@ from .data import Dataset, build_dataset
 from .init import init_weights
 from .kernels import (
     METHODS,
-    GFStepper,
     Problem,
     Stepper,
     StepStatus,
     loss_value,
+    make_stepper,
     usable_cpus,
 )
-from .kernels.record import FRAME_METRICS, FrameProbe
+from .kernels.measure import FRAME_METRICS, FrameProbe
 from .limits import get_limits
-from .status import TINY_INIT_SCALE, Status, divergence_fix
+from .status import RunEnd, Status
 from .trajectory import Trajectory
 
 ProgressFn = Callable[[float, str], None]
@@ -54,7 +57,7 @@ CHUNK_S = 0.2
 #: Evaluations of the first chunk (one adaptive step; GD: four steps), before any timing.
 FIRST_CHUNK = 4
 MAX_CHUNK = 5_000_000
-#: Frames recorded on a worker thread while the stepper integrates on (when a CPU is spare,
+#: Frames measured on a worker thread while the stepper integrates on (when a CPU is spare,
 #: ``_spare_cpu``, and the run has at least this many frames): the frame metrics (pairwise angles,
 #: singular values, ...) then overlap the integration instead of following it. Same
 #: computations on copies of (W, a), in frame order: the same bits either way.
@@ -73,8 +76,9 @@ class CancelToken(Protocol):
 
 
 @dataclass(frozen=True)
-class Recording:
-    """What a run stores and when, in the spirit of diffrax's ``SaveAt``.
+class RecordPolicy:
+    """What a run stores and when (from the config's ``record`` section and the limits), in
+    the spirit of diffrax's ``SaveAt``.
 
     ``frames``: requested frame times (t = 0 first); steppers may snap them (GD: whole steps).
     ``scalars``: the dense grid (t > 0) of loss and rates, sampled at integrator points.
@@ -93,7 +97,7 @@ class Recording:
     plane: str = "auto"
 
     @classmethod
-    def from_config(cls, config: Config) -> Recording:
+    def from_config(cls, config: Config) -> RecordPolicy:
         return cls(frames=frame_times(config),
                    scalars=frame_times(config, config.record.scalars)[1:],
                    spacing=config.record.spacing,
@@ -170,19 +174,20 @@ def plane_for(config: Config, ds: Dataset,
     return np.vstack([e1, e2]), names
 
 
-class _Recorder:
-    """Per-frame measurements, computed from full (W, a) at each frame into arrays allocated
+class _FrameTable:
+    """The rows of every frame: measured from full (W, a) at each frame into arrays allocated
     once for every frame (``capacity`` = 1 + the targets: a run that stops early records at
-    most one frame more, at its stopping time, than the targets it reached).
+    most one frame more, at its stopping time, than the targets it reached), then turned into
+    the ``Trajectory``.
 
-    Each frame is one ``kernels.record.FrameProbe`` call: the loss (the bits of
+    Each frame is one ``kernels.measure.FrameProbe`` call: the loss (the bits of
     ``loss_grad``), the activation pattern W Xᵀ > 0, and one compiled pass for everything else
     (norms, projections, cosines, singular values, ‖θ‖², balance drift, Min et al.'s rates, max
     and mean pairwise angle, accuracy), equal to ``dynamics.metrics``'s NumPy formulas to
     round-off (tests/test_simulate.py). Events are listed only for frames whose pattern
     changed."""
 
-    def __init__(self, policy: Recording, config: Config, ds: Dataset, problem: Problem,
+    def __init__(self, policy: RecordPolicy, config: Config, ds: Dataset, problem: Problem,
                  capacity: int, W0: np.ndarray, a0: np.ndarray):
         self.ds, self.problem = ds, problem
         m, d, n = W0.shape[0], ds.d, ds.n
@@ -220,8 +225,8 @@ class _Recorder:
     def _pattern(self, idx: int) -> np.ndarray:
         return self.active[idx if self.keep_active else idx % 2]
 
-    def record(self, t: float, W: np.ndarray, a: np.ndarray, owned: bool = False,
-               grad: tuple[float, np.ndarray] | None = None) -> None:
+    def add(self, t: float, W: np.ndarray, a: np.ndarray, owned: bool = False,
+            grad: tuple[float, np.ndarray] | None = None) -> None:
         """Measure frame ``self.n`` at (t, W, a); ``owned``: W is a copy nobody else
         changes (kept as is when full W is stored at this frame). ``grad`` = (L, ∇L)
         at this state from the kernel of ``loss_grad`` (the adaptive stepper's last
@@ -257,8 +262,8 @@ class _Recorder:
     def last_t(self) -> float:
         return float(self.t[self.n - 1])
 
-    def finish(self, config: Config, scalars: dict[str, np.ndarray], status: Status, message: str,
-               n_evals: int, n_steps: int, wall: float) -> Trajectory:
+    def trajectory(self, config: Config, scalars: dict[str, np.ndarray], status: Status,
+                   message: str, n_evals: int, n_steps: int, wall: float) -> Trajectory:
         F = self.n
         m = self.W0.shape[0]
 
@@ -292,16 +297,16 @@ class _Recorder:
         )
 
 
-class _FrameSink:
-    """Hands frames to the ``_Recorder``: on a worker thread (``threaded``), which measures
+class _FrameQueue:
+    """Hands frames to the ``_FrameTable``: on a worker thread (``threaded``), which measures
     copies of (W, a) in frame order while the caller integrates on, or inline. Frames go over
     in batches (SINK_BATCH frames, or what is pending after SINK_FLUSH_S seconds), so the
     worker is woken a few times per run rather than once per frame. ``close()`` waits for
     every frame handed over and re-raises the worker's exception, if any."""
 
-    def __init__(self, rec: _Recorder, threaded: bool) -> None:
-        self.rec = rec
-        self.last_t = rec.last_t  # time of the last frame handed over
+    def __init__(self, table: _FrameTable, threaded: bool) -> None:
+        self.table = table
+        self.last_t = table.last_t  # time of the last frame handed over
         self._error: BaseException | None = None
         self._q: queue.Queue[list[tuple[Any, ...]] | None] | None = None
         self._thread: threading.Thread | None = None
@@ -310,7 +315,7 @@ class _FrameSink:
         self._flushed = time.perf_counter()
         if threaded:
             self._q = queue.Queue(maxsize=SINK_QUEUED)
-            self._thread = threading.Thread(target=self._work, name="eae-record", daemon=True)
+            self._thread = threading.Thread(target=self._work, name="eae-measure", daemon=True)
             self._thread.start()
 
     def _work(self) -> None:
@@ -323,18 +328,18 @@ class _FrameSink:
             for t, W, a, grad in batch:
                 if self._error is None:  # after a failure, drain without measuring
                     try:
-                        self.rec.record(t, W, a, True, grad)
+                        self.table.add(t, W, a, True, grad)
                     except BaseException as e:  # re-raised by close() in the caller's thread
                         self._error = e
 
     def put(self, t: float, W: np.ndarray, a: np.ndarray,
             grad: tuple[float, np.ndarray] | None = None, owned: bool = False) -> None:
-        """Record a frame at (t, W, a) (``grad``: as ``_Recorder.record``). ``owned``: W, a
+        """Add a frame at (t, W, a) (``grad``: as ``_FrameTable.add``). ``owned``: W, a
         and grad are the caller's to give away; else W and a are copied (they may change as
         soon as this returns)."""
         self.last_t = t
         if self._q is None:
-            self.rec.record(t, W, a, owned, grad)
+            self.table.add(t, W, a, owned, grad)
             return
         if not owned:
             W, a = W.copy(), a.copy()
@@ -415,137 +420,153 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
         W0, a0 = init_weights(config, ds.d)
     problem = build_problem(config, ds)
     it = config.integrator
-    method = METHODS[it.method]
     integrator = it.model_copy(update={"max_steps": min(it.max_steps, get_limits().max_steps)})
-    stepper: Stepper = method.build(problem, W0, a0, integrator)
-    policy = Recording.from_config(config)
+    stepper = make_stepper(it.method, problem, W0, a0, integrator)
+    policy = RecordPolicy.from_config(config)
     targets = stepper.landing_times(policy.frames[1:])
-    rec = _Recorder(policy, config, ds, problem, len(targets) + 1, W0, a0)
-    rec.record(0.0, W0, a0)
-    sink = _FrameSink(rec, threaded=len(targets) >= PIPELINE_MIN_FRAMES and _spare_cpu())
+    table = _FrameTable(policy, config, ds, problem, len(targets) + 1, W0, a0)
+    table.add(0.0, W0, a0)
+    frames = _FrameQueue(table, threaded=len(targets) >= PIPELINE_MIN_FRAMES and _spare_cpu())
+    control = _Control(start, deadline, cancel, progress)
     try:
-        status, message, scalars = _drive(config, stepper, problem, targets, policy, sink,
-                                          method, integrator, start, progress, deadline,
-                                          cancel)
+        end = _drive(stepper, _Schedule(targets, policy.scalars, it.t_end, policy.spacing),
+                     frames, control)
+        if end.status is not Status.COMPLETED and stepper.t > frames.last_t:
+            _add_stopping_frame(stepper, problem, frames)
     finally:
-        sink.close()
-    if status is Status.COMPLETED:
-        message = f"Completed: t = {it.t_end:g}, {stepper.n_evals} gradient evaluations."
-    forced = stepper.n_forced
-    if forced:
-        message += (f" {forced} adaptive steps were taken at the kink floor: neurons slid along "
-                    "ReLU kinks, where the flow is followed like GD with a small step.")
-    traj = rec.finish(config, scalars, status, message, stepper.n_evals, stepper.n_steps,
-                      time.perf_counter() - start)
-    traj.meta["kink_floor_steps"] = forced
+        frames.close()
+    method = METHODS[it.method]
+    message = end.status.message_for(RunEnd(
+        t=stepper.t, t_end=it.t_end, n_evals=stepper.n_evals, method=method.label,
+        diverged_why=method.diverged_why, max_steps=integrator.max_steps, deadline=deadline,
+        stalled=end.stalled, kink_floor_steps=stepper.n_forced,
+        method_key=config.integrator.method, init_scale=config.init.scale))
+    traj = table.trajectory(config, end.scalars, end.status, message, stepper.n_evals,
+                            stepper.n_steps, time.perf_counter() - start)
+    traj.meta["kink_floor_steps"] = stepper.n_forced
     if progress is not None:
         progress(1.0, message)
     return traj
 
 
-def _drive(config: Config, stepper: Stepper, problem: Problem, targets: np.ndarray,
-           policy: Recording, sink: _FrameSink, method: Any, integrator: Any, start: float,
-           progress: ProgressFn | None, deadline: float | None,
-           cancel: CancelToken | Callable[[], bool] | None,
-           ) -> tuple[Status, str, dict[str, np.ndarray]]:
-    """Advance ``stepper`` through ``targets`` in chunks, handing each frame to ``sink``;
-    returns (status, message (empty when completed), the dense scalars).
+@dataclass(frozen=True)
+class _Schedule:
+    """Where a run goes: the frame times the stepper lands on (t > 0, increasing), the dense
+    scalar grid, t_end, and the frame spacing (for the progress fraction)."""
 
-    The adaptive stepper goes through many frames per compiled call (``advance_frames``,
-    the same steps and bits as one ``advance`` per frame) and hands over each frame's state
-    with its loss and gradient; other steppers advance frame by frame."""
-    t_end = config.integrator.t_end
+    targets: np.ndarray
+    scalars: np.ndarray
+    t_end: float
+    spacing: str
+
+    def fraction(self, t: float) -> float:
+        """Progress at time t: along log time for log-spaced frames, else linear."""
+        first, t_end = float(self.targets[0]), self.t_end
+        if self.spacing == "log" and first > 0:
+            lo = np.log(first)
+            frac = (np.log(max(t, first)) - lo) / max(np.log(t_end) - lo, 1e-12)
+        else:
+            frac = t / t_end
+        return float(np.clip(frac, 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class _Control:
+    """What stops a run early and whom it tells: the start (``perf_counter``), the deadline in
+    seconds from it, the cancel flag and the progress callback."""
+
+    start: float
+    deadline: float | None
+    cancel: CancelToken | Callable[[], bool] | None
+    progress: ProgressFn | None
+
+    def stop(self, clock: Callable[[], float]) -> Status | None:
+        """CANCELLED or DEADLINE when the run must stop now, else None."""
+        if self.cancel is not None and _is_cancelled(self.cancel):
+            return Status.CANCELLED
+        if self.deadline is not None and clock() - self.start > self.deadline:
+            return Status.DEADLINE
+        return None
+
+
+class _DriveEnd(NamedTuple):
+    """How ``_drive`` ended: the status, whether the stepper stalled (no progress), and the
+    dense scalars (t, loss, norm_rate, dir_rate)."""
+
+    status: Status
+    stalled: bool
+    scalars: dict[str, np.ndarray]
+
+
+#: Stepper status → the run's status when a chunk ends with it.
+_STOPS = {StepStatus.MAX_STEPS: Status.MAX_STEPS, StepStatus.DIVERGED: Status.DIVERGED}
+
+
+def _drive(stepper: Stepper, schedule: _Schedule, frames: _FrameQueue,
+           control: _Control) -> _DriveEnd:
+    """Advance ``stepper`` through ``schedule.targets`` in chunks of ``advance_frames``, handing
+    each frame reached to ``frames`` with its loss and gradient when the stepper has them from
+    its own evaluation on the probe's path (the same bits as the probe's)."""
+    targets = schedule.targets
     # the scalar grid in (t, target] of each call is a slice (the grid increases); bisect on
     # a list of the same floats finds the same indices as np.searchsorted(..., "right")
-    grid_all = policy.scalars
+    grid_all = schedule.scalars
     grid_list = grid_all.tolist()
     tl = targets.tolist()
     K = len(tl)
     samples: tuple[list[np.ndarray], ...] = ([], [], [], [])
-    status, message = Status.COMPLETED, ""
+    status: Status = Status.COMPLETED
+    stalled = False
     chunk = FIRST_CHUNK  # evaluations per compiled call, then sized to ~CHUNK_S seconds
     stalls = 0
     clock = time.perf_counter
-    multi = isinstance(stepper, GFStepper)
-    # the stepper's own (L, ∇L) are the frame's bits when computed on the probe's path
-    reuse = isinstance(stepper, GFStepper) and stepper.ws.use_blas == sink.rec.probe.blas
+    same_path = stepper.use_blas == frames.table.probe.blas
     m, d = stepper.W.shape
-    per_frame = max(1, int(FRAME_BLOCK_BYTES // (8 * (2 * m * d + 2 * m + 1))))
-
-    def report(tnow: float) -> None:
-        if policy.spacing == "log" and targets[0] > 0:
-            lo = np.log(targets[0])
-            frac = (np.log(max(tnow, targets[0])) - lo) / max(np.log(t_end) - lo, 1e-12)
-        else:
-            frac = tnow / t_end
-        assert progress is not None
-        progress(float(np.clip(frac, 0.0, 1.0)), f"t = {tnow:.4g} of {t_end:.4g}")
-
+    per_call = max(1, int(FRAME_BLOCK_BYTES // (8 * (2 * m * d + 2 * m + 1))))
     k = 0  # frames reached (targets[:k])
     while k < K:
-        if cancel is not None and _is_cancelled(cancel):
-            status = Status.CANCELLED
-            message = f"Cancelled at t = {stepper.t:.4g}; the frames up to then are kept."
-            break
-        if deadline is not None and clock() - start > deadline:
-            status = Status.DEADLINE
-            message = (f"Stopped by the time limit ({deadline:g} s) at t = {stepper.t:.4g} "
-                       f"of {t_end:g}; the partial run is shown. {Status.DEADLINE.fix}")
+        stop = control.stop(clock)
+        if stop is not None:
+            status = stop
             break
         t_before, evals_before = stepper.t, stepper.n_evals
-        lo = bisect_right(grid_list, t_before)
+        k1 = min(K, k + per_call)
+        grid = grid_all[bisect_right(grid_list, t_before):bisect_right(grid_list, tl[k1 - 1])]
         c0 = clock()
-        if multi:
-            assert isinstance(stepper, GFStepper)
-            k1 = min(K, k + per_frame)
-            grid = grid_all[lo:bisect_right(grid_list, tl[k1 - 1])]
-            adv, r, fs = stepper.advance_frames(targets[k:k1], chunk, grid)
-        else:
-            grid = grid_all[lo:bisect_right(grid_list, tl[k])]
-            adv = stepper.advance(tl[k], chunk, grid)
+        adv, r, fs = stepper.advance_frames(targets[k:k1], chunk, grid)
         dt = clock() - c0
         s = adv.samples
         samples[0].append(s.t)
         samples[1].append(s.loss)
         samples[2].append(s.norm_rate)
         samples[3].append(s.dir_rate)
-        if multi:
-            for j in range(r):
-                sink.put(tl[k + j], fs.W[j], fs.a[j],
-                         (float(fs.L[j]), fs.G[j]) if reuse else None, owned=True)
-            k += r
-        elif adv.status is StepStatus.OK:
-            sink.put(tl[k], stepper.W, stepper.a)
-            k += 1
-        if adv.status is StepStatus.MAX_STEPS:
-            status = Status.MAX_STEPS
-            message = (f"{method.label.capitalize()} used its step limit "
-                       f"({integrator.max_steps}) at t = {stepper.t:.4g} of {t_end:g}; the "
-                       f"partial run is shown. {Status.MAX_STEPS.fix}")
-            break
-        if adv.status is StepStatus.DIVERGED:
-            status = Status.DIVERGED
-            why = (method.diverged_why if config.init.scale >= TINY_INIT_SCALE
-                   else "the initial weights are too small for floating point")
-            message = (f"The run diverged at t ≈ {stepper.t:.4g}: the loss or the weights "
-                       f"became infinite or NaN; {why}. "
-                       f"{divergence_fix(config.integrator.method, config.init.scale)}")
+        reuse = same_path and fs.L is not None and fs.G is not None
+        for j in range(r):
+            grad = (float(fs.L[j]), fs.G[j]) if reuse else None  # type: ignore[index]
+            frames.put(tl[k + j], fs.W[j], fs.a[j], grad, owned=True)
+        k += r
+        if adv.status in _STOPS:
+            status = _STOPS[adv.status]
             break
         progressed = stepper.t > t_before or stepper.n_evals > evals_before
         stalls = 0 if progressed else stalls + 1
         if stalls > 3:
-            status = Status.MAX_STEPS
-            message = (f"The integrator made no progress at t = {stepper.t:.4g}; the "
-                       "partial run is shown. Loosen rtol or use gd.")
+            status, stalled = Status.MAX_STEPS, True
             break
         chunk = _next_chunk(stepper.n_evals - evals_before, dt)
-        if progress is not None:
-            report(stepper.t)
-    if status is not Status.COMPLETED and stepper.t > sink.last_t:
-        W, a = stepper.W, stepper.a
-        finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
-        if finite and np.isfinite(loss_value(problem, W, a)):
-            sink.put(float(stepper.t), W, a)
+        if control.progress is not None:
+            tnow = stepper.t
+            control.progress(schedule.fraction(tnow),
+                             f"t = {tnow:.4g} of {schedule.t_end:.4g}")
     scalars = {k: (np.concatenate([np.asarray(x, float) for x in v]) if v else np.zeros(0))
                for k, v in zip(("t", "loss", "norm_rate", "dir_rate"), samples, strict=True)}
-    return status, message, scalars
+    return _DriveEnd(status, stalled, scalars)
+
+
+def _add_stopping_frame(stepper: Stepper, problem: Problem, frames: _FrameQueue) -> None:
+    """A run stopped between frames keeps its state at the stopping time as a last frame,
+    when that state is finite."""
+    W, a = stepper.W, stepper.a
+    finite = bool(np.all(np.isfinite(W)) and np.all(np.isfinite(a)))
+    if finite and np.isfinite(loss_value(problem, W, a)):
+        frames.put(float(stepper.t), W, a)

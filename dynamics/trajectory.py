@@ -71,7 +71,8 @@ class Trajectory:
         return bool(np.all(np.isin(self.y, (-1.0, 1.0))))
 
     @property
-    def ok(self) -> bool:
+    def completed(self) -> bool:
+        """The run reached t_end (status COMPLETED)."""
         return self.status is Status.COMPLETED
 
     def W_at(self, frame: int) -> np.ndarray | None:

@@ -137,7 +137,7 @@ def test_tight_switch_agrees_with_the_exact_cosine_test() -> None:
     """Bundles whose smallest cosine is just above or below 0.99 take the same branch as the
     former `G.min() > 0.99` (a wrong branch would show as a difference of ~1e-14 rad only at
     ~1e-9 rad angles, so check the branch itself)."""
-    from dynamics.kernels.record import TIGHT_COS, _is_tight
+    from dynamics.kernels.measure import TIGHT_COS, _is_tight
 
     alpha = np.arccos(TIGHT_COS)
     for eps in (-1e-7, -1e-9, 1e-9, 1e-7, 0.3 * alpha, -0.3 * alpha):
@@ -152,7 +152,7 @@ def test_tight_switch_agrees_with_the_exact_cosine_test() -> None:
 def test_fast_acos_asin_are_libm_accurate() -> None:
     import numba
 
-    from dynamics.kernels.record import _acos, _asin
+    from dynamics.kernels.measure import _acos, _asin
 
     @numba.njit
     def both(x, oa, os):
@@ -172,7 +172,7 @@ def test_fast_acos_asin_are_libm_accurate() -> None:
 def test_singular_stats_match_lapack(shape: tuple[int, int]) -> None:
     """Σs², s₁², Σs from the Gram route against LAPACK's SVD, including rank-deficient W whose
     small singular values are below √DEFLATE·s₁ (recomputed at their own scale)."""
-    from dynamics.kernels.record import singular_stats
+    from dynamics.kernels.measure import singular_stats
 
     rng = np.random.default_rng(shape[0] + shape[1])
     m, d = shape

@@ -185,6 +185,34 @@ def test_step_limit_status() -> None:
     assert tr.status == "max_steps" and "step limit" in tr.message
 
 
+def test_status_writes_each_simulation_message() -> None:
+    """Every status simulate returns has its sentence: where the run stopped, and the fix."""
+    from dynamics.status import RunEnd, Status, divergence_fix
+
+    end = RunEnd(t=3.5, t_end=30.0, n_evals=120, method="the adaptive integrator",
+                 diverged_why="the flow blows up", max_steps=60, deadline=2.0)
+    texts = {s: s.message_for(end) for s in Status.simulation()}
+    assert texts[Status.COMPLETED] == "Completed: t = 30, 120 gradient evaluations."
+    assert "3.5" in texts[Status.CANCELLED]
+    for s in (Status.DEADLINE, Status.MAX_STEPS):
+        assert "3.5" in texts[s] and texts[s].endswith(s.fix), s
+    # a divergence's fix points the right way (status.divergence_fix): under gf never "lower
+    # lr"; from a start too small for floating point, a larger ε
+    assert "3.5" in texts[Status.DIVERGED]
+    assert texts[Status.DIVERGED].endswith(divergence_fix("gf", 1.0))
+    gd = Status.DIVERGED.message_for(RunEnd(**{**end.__dict__, "method_key": "gd"}))
+    assert gd.endswith(Status.DIVERGED.fix) and "Lower lr" in gd
+    tiny = Status.DIVERGED.message_for(RunEnd(**{**end.__dict__, "init_scale": 1e-300}))
+    assert "too small for floating point" in tiny and "Raise the init scale" in tiny
+    assert "(2 s)" in texts[Status.DEADLINE] and "(60)" in texts[Status.MAX_STEPS]
+    assert "the flow blows up" in texts[Status.DIVERGED]
+    stalled = Status.MAX_STEPS.message_for(RunEnd(**{**end.__dict__, "stalled": True}))
+    assert "no progress" in stalled
+    kinks = Status.COMPLETED.message_for(RunEnd(**{**end.__dict__, "kink_floor_steps": 7}))
+    assert "7 adaptive steps were taken at the kink floor" in kinks
+    assert [s for s in Status if s.has_summaries] == [Status.COMPLETED, Status.MAX_STEPS]
+
+
 # ----------------------------------------------------------------------------- determinism
 def test_bit_identical_in_two_threads() -> None:
     c = SMALL.with_updates({"init.scheme": "gaussian", "seed": 7})
@@ -270,9 +298,9 @@ def test_deadline_takes_effect_within_seconds_on_a_large_problem() -> None:
     assert wall < 3.5, wall
 
 
-# -------------------------------------------- recording at the kernel's pace: same values
-def _recorded_before(tr: Trajectory, f: int) -> dict[str, object]:
-    """One frame's measurements by the former NumPy recorder (kept here as the reference):
+# ------------------------------- compiled frame measurements = the NumPy reference formulas
+def _numpy_frame(tr: Trajectory, f: int) -> dict[str, object]:
+    """One frame's measurements by NumPy and LAPACK (the reference of the compiled ones):
     loss_grad, W Xᵀ > 0, LAPACK SVD, the (k, k) angle matrix, metrics.* formulas."""
     from dynamics import metrics
     from dynamics.kernels import forward, loss_grad
@@ -325,11 +353,11 @@ RECORDED = {
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
-def test_recorded_frames_equal_the_former_numpy_recorder(name: str) -> None:
+def test_recorded_frames_equal_the_numpy_reference(name: str) -> None:
     """Loss, patterns, events and accuracy exactly; the compiled metrics to round-off
     (relative 1e-12, angles within 1e-9 rad) — over every frame of runs covering tight and wide
     bundles, gd and gf, frozen outputs, classification and regression, m < d."""
-    from dynamics.kernels.record import FRAME_METRICS
+    from dynamics.kernels.measure import FRAME_METRICS
     from tests.test_metrics import ANGLE_TOL_RAD
 
     tr = simulate(RECORDED[name])
@@ -338,7 +366,7 @@ def test_recorded_frames_equal_the_former_numpy_recorder(name: str) -> None:
     assert sorted(tr.frame_metrics) == sorted(FRAME_METRICS)
     ev = []
     for f in range(tr.n_frames):
-        ref = _recorded_before(tr, f)
+        ref = _numpy_frame(tr, f)
         assert tr.loss[f] == ref["loss"]
         assert np.array_equal(tr.active[f], ref["pattern"])
         np.testing.assert_array_equal(tr.accuracy[f], ref["accuracy"])
@@ -377,7 +405,7 @@ def test_recording_leaves_the_trajectory_bit_identical(method: str, monkeypatch)
     tr = simulate(c)
     ds = build_dataset(c)
     W0, a0 = init_weights(c, ds.d)
-    policy = sim.Recording.from_config(c)
+    policy = sim.RecordPolicy.from_config(c)
     st = make_stepper(method, sim.build_problem(c, ds), W0, a0, c.integrator)
     grid = policy.scalars
     loss = []
@@ -398,6 +426,7 @@ def test_frame_blocks_worker_thread_and_reused_gradient_give_the_same_bits(
     here) equals the plain one (one `advance` per frame, `loss_grad` per frame, measured
     inline) bit for bit, also when the run stops on its step limit."""
     import dynamics.simulate as sim
+    from dynamics.kernels import FramewiseAdvance, GFStepper
 
     c = {"gd": SMALL.with_updates({"integrator.method": "gd", "record.frames": 12}),
          "max_steps": SMALL.with_updates({"integrator.max_steps": 60})}.get(name)
@@ -406,7 +435,8 @@ def test_frame_blocks_worker_thread_and_reused_gradient_give_the_same_bits(
     monkeypatch.setattr(sim, "FRAME_BLOCK_BYTES", 4000)  # a few frames per call and batch
     fast = simulate(c)
     assert fast.status == ("max_steps" if name == "max_steps" else "completed")
-    monkeypatch.setattr(sim, "GFStepper", type("NotAStepper", (), {}))  # the plain path
+    # the plain path: the protocol's default advance_frames (one advance per frame, no L, ∇L)
+    monkeypatch.setattr(GFStepper, "advance_frames", FramewiseAdvance.advance_frames)
     monkeypatch.setattr(sim, "PIPELINE_MIN_FRAMES", 10**9)
     _assert_same(fast, simulate(c))
 
@@ -446,7 +476,7 @@ def test_an_error_while_recording_reaches_the_caller(monkeypatch) -> None:
     """A frame that fails on the worker thread raises in simulate()'s thread."""
     import dynamics.simulate as sim
 
-    real = sim._Recorder.record
+    real = sim._FrameTable.add
     threads: list[str] = []
 
     def boom(self, t, *args, **kw):  # type: ignore[no-untyped-def]
@@ -456,7 +486,7 @@ def test_an_error_while_recording_reaches_the_caller(monkeypatch) -> None:
         return real(self, t, *args, **kw)
 
     monkeypatch.setattr(sim, "_spare_cpu", lambda: True)
-    monkeypatch.setattr(sim._Recorder, "record", boom)
+    monkeypatch.setattr(sim._FrameTable, "add", boom)
     with pytest.raises(RuntimeError, match="frame failed"):
         simulate(SMALL.with_updates({"record.frames": 12}))
-    assert threads == ["eae-record"]  # measured on the worker, raised here; then no more
+    assert threads == ["eae-measure"]  # measured on the worker, raised here; then no more

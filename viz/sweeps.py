@@ -24,7 +24,7 @@ SERIES = [OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange",
 THEORY = OKABE_ITO["black"]
 PAPER = OKABE_ITO["orange"]
 FIT = OKABE_ITO["grey"]
-OK_STATUSES = tuple(s.value for s in Status if s.ok)  # completed, max_steps
+OK_STATUSES = tuple(s.value for s in Status if s.has_summaries)  # completed, max_steps
 
 
 # ============================================================================ helpers

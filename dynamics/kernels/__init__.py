@@ -2,20 +2,22 @@
 
 Modules, one job each (imports only go down this list, no circles):
 
-* ``problem``  — Problem, Samples, Advance, StepStatus and the ``Stepper`` protocol;
+* ``problem``  — Problem, Samples, Advance, StepStatus and the ``Stepper`` protocol (with its
+  multi-frame advance and ``FramewiseAdvance``, its default of one ``advance`` per frame);
 * ``cache``    — ``jit`` (no fast-math) and numba's disk cache keyed on the whole package;
 * ``threads``  — BLAS and worker threads (from ``limits.get_settings()``; never change bits);
 * ``loss``     — loss/gradient kernels, the packed layout, ``Workspace`` (a run's state);
 * ``gd_split`` — the multi-block GD step for large problems (block count fixed by the size);
 * ``gd``       — ``GDStepper``: θ_{k+1} = θ_k − η∇L(θ_k), t = kη;
 * ``gf``       — ``GFStepper``: adaptive Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ);
-* ``record``   — ``FrameProbe``: one compiled pass per recorded frame (angles, singular values,
-  cosines, rates; used by ``simulate``, imported from ``dynamics.kernels.record``).
+* ``measure``  — ``FrameProbe``: the measurements of one frame in one compiled pass (angles,
+  singular values, cosines, rates; used by ``simulate``, imported from
+  ``dynamics.kernels.measure``).
 
 ``METHODS`` maps ``integrator.method`` to its builder; ``make_stepper`` is the one chooser.
 Every kernel is compiled without value-changing fast-math, so a config gives the same bits in
-any process, compiled or loaded from numba's cache, with any thread count (tests/
-test_determinism.py).
+any process, compiled or loaded from numba's cache, with any thread count
+(tests/test_determinism.py).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ from .problem import (
     DIVERGENCE_BOUND,
     LOSS_CODES,
     Advance,
+    FramesAdvance,
+    FrameStates,
+    FramewiseAdvance,
     Problem,
     Samples,
     Stepper,
@@ -104,8 +109,8 @@ def make_stepper(method: str, problem: Problem, W0: np.ndarray, a0: np.ndarray,
 __all__ = [
     "BLAS_MIN_WORK", "DEFAULT_ATOL_SCALE", "DEFAULT_RTOL", "DIVERGENCE_BOUND", "KINK_REL",
     "KINK_STREAK", "LOSS_CODES", "MAX_BLOCKS", "METHODS", "PI_ALPHA", "PI_BETA", "SPLIT_MIN_WORK",
-    "Advance", "GDStepper", "GFStepper", "IntegratorSettings", "Method", "Problem", "Samples",
-    "StepStatus", "Stepper", "Workspace", "blocks_for", "default_atol", "default_tolerances",
-    "forward", "kink_streak_for", "loss_grad", "loss_value", "make_stepper", "usable_cpus",
-    "use_blas_path", "worker_threads",
+    "Advance", "FrameStates", "FramesAdvance", "FramewiseAdvance", "GDStepper", "GFStepper",
+    "IntegratorSettings", "Method", "Problem", "Samples", "StepStatus", "Stepper", "Workspace",
+    "blocks_for", "default_atol", "default_tolerances", "forward", "kink_streak_for",
+    "loss_grad", "loss_value", "make_stepper", "usable_cpus", "use_blas_path", "worker_threads",
 ]

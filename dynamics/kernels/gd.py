@@ -29,6 +29,7 @@ from .problem import (
     KERNEL_STATUS,
     OK,
     Advance,
+    FramewiseAdvance,
     Problem,
     Samples,
     StepStatus,
@@ -95,11 +96,12 @@ def _gd_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, lr, k0, 
     return st, k, ns, ne, L
 
 
-class GDStepper(WorkspaceViews):
+class GDStepper(FramewiseAdvance, WorkspaceViews):
     """Gradient descent with step η = ``lr``; implements the ``Stepper`` protocol.
 
     ``advance(t_target, budget, grid)`` steps to k = round(t_target/η) (at most ``budget``
-    steps this call, one evaluation each); ``take_steps(n, grid)`` takes n steps. On
+    steps this call, one evaluation each); ``advance_frames`` is one ``advance`` per target;
+    ``take_steps(n, grid)`` takes n steps. On
     divergence the state is left at the first offending iterate (non-finite loss, or a
     parameter non-finite or above DIVERGENCE_BOUND); ``k``/``t`` point to it.
     ``blocks`` (None: ``blocks_for(n, d, m)``) cuts the samples of a BLAS-path step into

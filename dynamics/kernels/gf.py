@@ -31,6 +31,7 @@ from .problem import (
     KERNEL_STATUS,
     OK,
     Advance,
+    FramesAdvance,
     FrameStates,
     Problem,
     Samples,
@@ -45,25 +46,21 @@ DEFAULT_ATOL_SCALE = 1e-9
 # both sides: a Filippov sliding mode). There the right-hand side is discontinuous and the
 # error controller would shrink the step without bound. The floor is
 # h_floor = KINK_REL · rtol^(1/3) / max_j(‖∇θ_j L‖/‖θ_j‖), a tenth of the controller's smooth
-# step scale; it engages only after KINK_STREAK consecutive accepted steps below it (a single
+# step scale; it engages only after kink_streak consecutive accepted steps below it (a single
 # kink crossing needs a few small steps, sliding needs them forever). At the floor a step is
 # accepted if it does not increase the loss, so the flow chatters across the kink like GD
 # with that step; such steps are counted (n_forced). The streak is kept across ``advance``
-# calls (the driver calls once per frame) and its threshold depends on rtol (kink_streak_for:
-# 8 at rtol = 1e-6). It was a fixed 50, reset on every call: on Wang & Ma's example
-# (examples/two_signals.json, t = 2000) that cost 243k evaluations in the driver; now ~39k,
-# and the end point is closer to GD with a small learning rate (‖ΔW‖/‖W‖ ≈ 5e-4 against GD
-# η = 1e-4 instead of 1e-1: before, a neuron left the kink to the other side, as GD with
-# η = 1e-3 does). See bench/REPORT.md.
+# calls, so where a run is cut into calls does not change when the floor engages, and its
+# threshold grows as rtol tightens (kink_streak_for): tight tolerances follow single crossings
+# exactly rather than chattering across them.
 KINK_REL = 0.1
 KINK_STREAK = 3
 #: PI step-size control (Gustafsson): after an accepted step with scaled error e_n (previous
 #: accepted e_{n-1}), h ← h·min(10, 0.9·e_n^−PI_ALPHA·e_{n-1}^PI_BETA); after a rejection the
 #: plain rule h·max(0.2, 0.9·e^−1/3). scipy's RK23 is PI_ALPHA = 1/3, PI_BETA = 0. Where the step
 #: is held by stability (the stiff tail at a minimum) or by kink crossings (alignment), the
-#: plain rule alternates growth and rejection; the memory term damps that. Measured on
-#: bench/REPORT.md's two runs: rejected steps 985 → 575 and 3326 → 539 (with the per-neuron
-#: error norm of _bs_error).
+#: plain rule alternates growth and rejection; the memory term damps that (rejections measured
+#: in bench/REPORT.md).
 PI_ALPHA = 0.27
 PI_BETA = 0.08
 
@@ -476,14 +473,14 @@ class GFStepper(WorkspaceViews):
         samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
         return Advance(status, samples)
 
-    def advance_frames(self, targets: np.ndarray, budget: int, grid: np.ndarray,
-                       ) -> tuple[Advance, int, FrameStates]:
+    def advance_frames(self, targets: np.ndarray, budget: int,
+                       grid: np.ndarray) -> FramesAdvance:
         """``advance`` to each of ``targets`` (increasing) in turn in one compiled call, with
         at most ``budget`` evaluations in all (the same steps and bits as calling ``advance``
-        once per target, as its chunks never change the steps taken). Returns (how the call
-        ended (OK: every target reached), the number of targets reached, their states:
+        once per target, as its chunks never change the steps taken). Returns how the call
+        ended (OK: every target reached), the number of targets reached and their states:
         W (k, m, d), a (k, m), L (k,) and the packed FSAL gradient ∇L (k, d + 1, m), each
-        array this call's own). ``grid``: sample times, as in ``advance``, up to the last
+        array this call's own. ``grid``: sample times, as in ``advance``, up to the last
         target."""
         targets = np.ascontiguousarray(targets, dtype=float)
         ws = self.ws
@@ -495,22 +492,22 @@ class GFStepper(WorkspaceViews):
         if self.max_steps is not None:
             left = self.max_steps - (self.n_accepted + self.n_rejected)
             if left <= 0:
-                return Advance(StepStatus.MAX_STEPS, Samples.empty()), 0, empty
+                return FramesAdvance(Advance(StepStatus.MAX_STEPS, Samples.empty()), 0, empty)
             max_evals = max(4, min(int(budget), 3 * left))
         if K == 0:
-            return Advance(StepStatus.OK, Samples.empty()), 0, empty
+            return FramesAdvance(Advance(StepStatus.OK, Samples.empty()), 0, empty)
         buf = sample_buffers(int(grid.searchsorted(targets[-1], "right")
                                  - grid.searchsorted(self.t, "right")))
-        fs = FrameStates(np.empty((K, m, d)), np.empty((K, m)), np.empty(K),
-                         np.empty((K, d + 1, m)))
+        fW, fa, fL, fG = np.empty((K, m, d)), np.empty((K, m)), np.empty(K), np.empty((K, d + 1, m))
         Pn, Pt, G2, G3, G4 = self._stage
         st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej, k = _gf_frames(
             *ws.data, *ws.model, ws.W, ws.a, self.t, targets, max_evals,
             self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
             self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
-            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf, *fs)
+            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf, fW, fa, fL, fG)
         status = self._take(st, t, h, L, hf, ne, na, nr, nf, streak, ep, rej)
         ns = int(ns)
         samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
         k = int(k)
-        return Advance(status, samples), k, FrameStates(*(x[:k] for x in fs))
+        return FramesAdvance(Advance(status, samples), k,
+                             FrameStates(fW[:k], fa[:k], fL[:k], fG[:k]))

@@ -17,8 +17,7 @@ no FMA contraction; cache.jit), so a kernel compiled in this process and one loa
 numba's disk cache give the same bits. Sums over neurons, which LLVM could otherwise only
 vectorise by reassociating, are written as four interleaved partial sums added in a fixed
 order (``_dot_sigma``): independent chains that overlap in the pipeline without changing the
-order. Cost measured against the former fast-math build: see bench/REPORT.md or the report
-of issue 14.
+order (their cost: bench/REPORT.md).
 
 Layout: inside the kernels the parameters are one (d+1, m) matrix P whose rows 0..d−1 are
 Wᵀ (row k = coordinate k of every neuron) and whose row d is a; gradients G use the same

@@ -72,13 +72,14 @@ class Samples:
 
 class FrameStates(NamedTuple):
     """States at the frame times one ``advance_frames`` call reached (k frames): W (k, m, d),
-    a (k, m), the loss L (k,) and the packed gradient ∇L (k, d + 1, m) (rows ∇_{w_·} by input
-    coordinate, then ∇_a), each from the stepper's own last evaluation there."""
+    a (k, m), and, when the stepper has them from its own last evaluation there, the loss L
+    (k,) and the packed gradient ∇L (k, d + 1, m) (rows ∇_{w_·} by input coordinate, then ∇_a),
+    else None."""
 
     W: np.ndarray
     a: np.ndarray
-    L: np.ndarray
-    G: np.ndarray
+    L: np.ndarray | None
+    G: np.ndarray | None
 
 
 @dataclass
@@ -87,6 +88,25 @@ class Advance:
 
     status: StepStatus
     samples: Samples
+
+
+class FramesAdvance(NamedTuple):
+    """Result of one ``advance_frames`` call: how it ended and its samples (``advance``), the
+    number of targets reached, and the states there."""
+
+    advance: Advance
+    reached: int
+    states: FrameStates
+
+
+def concat_samples(parts: list[Samples]) -> Samples:
+    """The samples of consecutive calls, in order."""
+    if not parts:
+        return Samples.empty()
+    if len(parts) == 1:
+        return parts[0]
+    return Samples(*(np.concatenate([getattr(s, f) for s in parts])
+                     for f in ("t", "loss", "norm_rate", "dir_rate")))
 
 
 class Stepper(Protocol):
@@ -120,8 +140,55 @@ class Stepper(Protocol):
     @property
     def loss(self) -> float: ...  # loss at the current point (NaN if not evaluated)
 
+    @property
+    def use_blas(self) -> bool: ...  # the evaluation path of its gradients (loss.use_blas_path)
+
     def landing_times(self, times: np.ndarray) -> np.ndarray:
         """The increasing times this stepper can stop at exactly, for requested ``times``."""
         ...
 
     def advance(self, t_target: float, budget: int, grid: np.ndarray) -> Advance: ...
+
+    def advance_frames(self, targets: np.ndarray, budget: int,
+                       grid: np.ndarray) -> FramesAdvance:
+        """``advance`` to each of ``targets`` (increasing landing times) in turn, with at most
+        ``budget`` evaluations in all (at least one step's worth), keeping the state at each
+        target reached. ``grid``: sample times, as in ``advance``, up to the last target. The
+        same steps and bits as one ``advance`` per target (``FramewiseAdvance`` is that
+        default)."""
+        ...
+
+
+class FramewiseAdvance:
+    """``Stepper.advance_frames`` by one ``advance`` call per target (for steppers whose
+    compiled loop stops at one target per call): states are copies of W and a, without L
+    and ∇L."""
+
+    def advance_frames(self, targets: np.ndarray, budget: int,
+                       grid: np.ndarray) -> FramesAdvance:
+        st: Stepper = self  # type: ignore[assignment]
+        m, d = st.W.shape
+        start = st.n_evals
+        budget = max(1, int(budget))
+        status = StepStatus.OK
+        parts: list[Samples] = []
+        Ws: list[np.ndarray] = []
+        As: list[np.ndarray] = []
+        for tt in np.asarray(targets, dtype=float).tolist():
+            left = budget - (st.n_evals - start)
+            if left <= 0:
+                status = StepStatus.BUDGET
+                break
+            lo = int(grid.searchsorted(st.t, "right"))
+            hi = int(grid.searchsorted(tt, "right"))
+            adv = st.advance(tt, left, grid[lo:max(lo, hi)])
+            parts.append(adv.samples)
+            if adv.status is not StepStatus.OK:
+                status = adv.status
+                break
+            Ws.append(st.W.copy())
+            As.append(st.a.copy())
+        k = len(Ws)
+        states = FrameStates(np.array(Ws).reshape(k, m, d), np.array(As).reshape(k, m),
+                             None, None)
+        return FramesAdvance(Advance(status, concat_samples(parts)), k, states)

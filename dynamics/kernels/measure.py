@@ -1,7 +1,7 @@
 """Per-frame measurements of a network state in one compiled pass (what ``simulate`` records).
 
 ``FrameProbe`` holds a run's buffers; per frame it evaluates the loss and gradient (the kernel
-of ``loss_grad``, same bits), the activation pattern W Xᵀ > 0 (one GEMM, as before) and
+of ``loss_grad``, same bits), the activation pattern W Xᵀ > 0 (one GEMM) and
 everything else in ``frame_stats``: norms, projections, cosines to directions, singular-value
 metrics (``singular_stats``), ‖θ‖², balance drift, Min et al.'s rates, accuracy, pattern
 changes, and the max and mean pairwise angle between active neurons (``angle_stats``).
@@ -12,8 +12,8 @@ every cosine exceeds 0.99 (a tight bundle), from the chord to the bundle's mean 
 θ = 2 asin(‖(u_i − c) − (u_j − c)‖/2), which keeps tiny angles (1e-9 rad) to ~8 digits;
 otherwise θ = acos(u_i·u_j). ``_acos``/``_asin`` are fdlibm's rational approximation (within
 2 ulp of π of libm), written as selects and compiled with IEEE division (no check per
-division) so LLVM vectorises a row of pairs: NumPy's per-frame arccos over the m × m matrix
-cost 3–8× the integration itself (issue 16). Sums run in a fixed order and nothing uses
+division) so LLVM vectorises a row of pairs (a per-frame NumPy arccos over the m × m matrix
+costs several times the integration itself). Sums run in a fixed order and nothing uses
 fast-math, so a state gives the same bits in every process.
 """
 
