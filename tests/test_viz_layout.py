@@ -317,26 +317,98 @@ def test_sweep_figures_have_no_nan_sizes():
 
 
 # ----------------------------------------------------------------------------- real data
-def test_real_data_presenter_titles_and_caption_fit_their_columns():
-    """Presenter mode at a 1280 px window: every panel title fits its panel's width and each
-    line of the frame caption fits its corner (text widths estimated as for the labels);
-    the normal figure keeps the full titles."""
+def test_real_data_titles_caption_and_strip_fit_their_columns():
+    """Presenter mode at a 1280 px window and normal mode at a 1600 px one (the player is
+    1140 px wide beside the sidebar): every panel title fits its panel's width, each line of
+    the frame caption fits its corner, the time axes have tick labels only at the bottom (no
+    tick label touches the next row's titles), and the phase strip sits above the first row
+    with the row's titles lifted over it."""
     from dynamics.papers.min import digits_config
     from viz.real_data import real_data_figure
     from viz.style import style_for
 
     cfg = digits_config(True).with_updates({"integrator.t_end": 2.0, "record.frames": 8})
     tr, an = _run(cfg)
-    small = style_for(True).small
-    fig = real_data_figure(tr, an, PRESENTER).figure
-    columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
-    for ann in fig.layout.annotations[:10]:  # make_subplots' titles: paper x at mid-column
-        width_px = min(d[1] - d[0] for d in columns if d[0] <= ann.x <= d[1]) * \
-            PRESENTER_WIDTH_PX
-        assert text_px(ann.text, small)[0] <= width_px, (ann.text, width_px)
-    cap = next(t for t in fig.data if getattr(t, "xaxis", None) == "x20")
-    corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * PRESENTER_WIDTH_PX
-    assert len(text_lines(cap.text[0])) == 2
-    assert text_px(cap.text[0], style_for(True).font)[0] <= corner_px, cap.text[0]
-    normal = real_data_figure(tr, an).figure
-    assert "band: min–max over a_j > 0" in normal.layout.annotations[0].text
+    for presenter, width in ((True, PRESENTER_WIDTH_PX), (False, 1140.0)):
+        small = style_for(presenter).small
+        fig = real_data_figure(tr, an, PRESENTER if presenter else None).figure
+        columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
+        plot_w = width - fig.layout.margin.l - fig.layout.margin.r
+        for ann in fig.layout.annotations[:10]:  # make_subplots' titles: x at mid-column
+            width_px = min(d[1] - d[0] for d in columns if d[0] <= ann.x <= d[1]) * plot_w
+            assert text_px(ann.text, small)[0] <= width_px, (presenter, ann.text, width_px)
+        cap = next(t for t in fig.data if getattr(t, "xaxis", None) == "x20")
+        corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * plot_w
+        assert len(text_lines(cap.text[0])) == 2
+        assert text_px(cap.text[0], style_for(presenter).font)[0] <= corner_px, cap.text[0]
+        time = [k for k in fig.layout if k.startswith("xaxis") and fig.layout[k].type == "log"]
+        bottom = [k for k in time if fig.layout[k].title.text]
+        assert bottom and all(fig.layout[k].showticklabels is False for k in time
+                              if k not in bottom)
+        blocks = [sh for sh in fig.layout.shapes if str(sh.name).startswith("strip:")]
+        assert blocks and all(sh.ysizemode == "pixel" for sh in blocks)
+        lifted = [a for a in fig.layout.annotations[:10] if a.yshift]
+        assert len(lifted) == 2  # the two time columns' first titles
+        words = " ".join(str(a.text) for a in fig.layout.annotations
+                         if str(a.name).startswith("strip-"))
+        assert "neurons turn" in words
+
+
+# ----------------------------------------------------------------------------- sweep curves
+def _xy(t) -> tuple[np.ndarray, np.ndarray] | None:
+    if t.x is None or t.y is None or (t.showlegend is False and t.fill):
+        return None
+    x, y = np.asarray(t.x, dtype=object), np.asarray(t.y, dtype=object)
+    if x.size == 0 or x.size != y.size or any(v is None for v in y):
+        return None
+    return x, y.astype(float)
+
+
+def hidden_pairs(fig) -> list[tuple[str, str]]:
+    """Curves drawn exactly over an earlier one (same points, same axes) that hide it: the
+    later one is not thinner, its markers are not smaller and not hollow."""
+    out = []
+    drawn = [(t, _xy(t)) for t in fig.data if t.type == "scatter" and not t.fill]
+    for (e, ex), (lt, lx) in itertools.combinations([d for d in drawn if d[1]], 2):
+        same_axes = (e.xaxis, e.yaxis) == (lt.xaxis, lt.yaxis)
+        if not same_axes or ex[0].shape != lx[0].shape or not (
+                np.array_equal(ex[0], lx[0]) and np.allclose(ex[1], lx[1])):
+            continue
+        thinner = "lines" in (lt.mode or "") and (lt.line.width or 2) < (e.line.width or 2)
+        smaller = "markers" in (lt.mode or "") and (lt.marker.size or 6) < (e.marker.size or 6)
+        hollow = str(lt.marker.symbol or "").endswith("-open")
+        if not (thinner or smaller or hollow):
+            out.append((str(e.name), str(lt.name)))
+    return out
+
+
+def _coinciding_table() -> pd.DataFrame:
+    """Runs where every scheme, γ and d gives the same numbers: all curves coincide."""
+    rows = []
+    for g in (0.0, 0.05):
+        for scheme in ("balanced", "dominated", "gaussian"):
+            for lam in (4.0 ** -5, 4.0 ** -4, 4.0 ** -3, 1.0):
+                for dim in (2, 4):
+                    for p in (1.0, 2.0):
+                        rows.append({"model.gamma": g, "init.scheme": scheme, "seed": 0,
+                                     "init.scale": lam, "status": "completed", "data.d": dim,
+                                     "trapped": lam < 0.5, "max_angle": 10 * lam,
+                                     "data.angle_deg": 30.0, "data.p": p,
+                                     "t_phase_III": 5.0, "t_phase_IV": 9.0,
+                                     "t_phase_IV_pred": 9.0, "final_loss": 0.1})
+    return pd.DataFrame(rows)
+
+
+def test_no_sweep_curve_hides_exactly_under_another():
+    df = _coinciding_table()
+    figs = {"trap": vs.trap_figure(df), "max angle": vs.max_angle_figure(df, table={}),
+            "phase times": vs.phase_times_figure(df),
+            "lines": vs.lines_figure(df, "init.scale", "final_loss", color="init.scheme")}
+    for name, fig in figs.items():
+        assert hidden_pairs(fig) == [], name
+        names = legend_names(fig)
+        assert len(names) <= 7 and len(names) == len(set(names)), (name, names)
+    # the check sees a curve drawn the same way over an equal one
+    bad = go.Figure([go.Scatter(x=[1, 2], y=[0, 1], name="a", line={"width": 2}),
+                     go.Scatter(x=[1, 2], y=[0, 1], name="b", line={"width": 2})])
+    assert hidden_pairs(bad) == [("a", "b")]

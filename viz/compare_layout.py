@@ -36,8 +36,11 @@ def column_px(k: int, width_px: float) -> float:
     return plot * (1 - 2 * H_SPACING) * COLUMN_WIDTHS[k] / sum(COLUMN_WIDTHS)
 
 
-PANEL_PX_COMPARE = PANEL_PX  # each neuron panel is a square at least this wide
-# the player's width below which side-by-side panels would be narrower than that
+# each neuron panel is a square at least this wide: side by side, 241 px in presenter mode at
+# a 1280×720 projector (the figure fills the window's height; measured in Chromium)
+PANEL_PX_COMPARE = 240.0
+# the player's width below which side-by-side panels would be narrower than that (normal
+# mode; 1070 px at a 1600 px window beside the sidebar keeps them side by side)
 NARROW_PX = math.ceil(PANEL_PX_COMPARE / column_px(0, 1.0 + MARGIN_L + MARGIN_R)
                       + MARGIN_L + MARGIN_R)
 
@@ -112,9 +115,9 @@ def stacked_layout(fig: go.Figure, strips: Sequence[Strip], labels: Sequence[str
     (full width, stacked, the phase strips between): domains, run titles, strips, height."""
     lay = fig.layout
     top, bottom = float(lay.margin.t), float(lay.margin.b)
-    height = round(top + bottom + 2.3 * PANEL_PX_COMPARE + strip_px)
+    height = round(top + bottom + 2.3 * PANEL_PX + strip_px)
     plot = height - top - bottom
-    neuron_h = PANEL_PX_COMPARE / plot  # the panels' row: a square at least PANEL_PX tall
+    neuron_h = PANEL_PX / plot  # the panels' row: squares PANEL_PX tall (wider than side by side)
     gap = (style.small * 1.25 * 2 + 22 + strip_px) / plot  # caption, axis title, strips
     t_top = 1.0 - neuron_h - gap
     n = len(time_axes)

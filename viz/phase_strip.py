@@ -103,6 +103,7 @@ class Strip:
     rows: int = 0
     lanes: int = 0
     axis_px: float = 330.0
+    size: float = 12.6  # font size of the words
 
     def height_px(self, style: Style) -> float:
         """Pixels the strip takes above the time panels (0 when empty)."""
@@ -148,22 +149,25 @@ def _hover(ph: Phase, group: str) -> str:
             f"{fmt_time(float(ph.start))} – {fmt_time(float(ph.end))}{why}")
 
 
-def _text_w(text: str, style: Style, axis_px: float) -> float:
-    """Axis fraction taken by `text` in the strip's font, with a little padding."""
-    return (text_px(text, style.small * 0.9)[0] + 8) / axis_px
+def _text_w(text: str, size: float, axis_px: float) -> float:
+    """Axis fraction taken by `text` at font `size`, with a little padding."""
+    return (text_px(text, size)[0] + 8) / axis_px
 
 
 # ----------------------------------------------------------------------------- planning
 def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
                axis_px: float = AXIS_PX, max_rows: int = 3, max_lanes: int = 2,
                group: str = "", markers: bool = True, first_row: int = 0,
-               own_first: bool = False) -> Strip:
+               own_first: bool = False, inside_first: bool = False,
+               size: float | None = None) -> Strip:
     """The blocks, tabs and marker labels of `analysis` on the axis `spec` (see the module
     docstring): at most `max_rows` rows of blocks and `max_lanes` label lanes. `group` names
     the run (Compare); rows are counted from `first_row`; `markers`: draw time markers;
     `own_first`: a paper's own phases take the first row before the main story (one row per
-    run on Compare: "stuck on the least-squares fit" says more than "loss falls")."""
-    strip = Strip(axis_px=axis_px)
+    run on Compare: "stuck on the least-squares fit" says more than "loss falls");
+    `inside_first`: short words inside a block before its full words on a tab (small
+    multiples); `size`: the words' font (default 0.9 × the style's small size)."""
+    strip = Strip(axis_px=axis_px, size=size or style.small * 0.9)
     if analysis is None:
         return strip
     items = []
@@ -221,8 +225,11 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
 
     for b in sorted(strip.blocks, key=lambda b: (_rank(b.phase)[0], -(b.f1 - b.f0))):
         w = phase_words(b.phase)
-        for t, inside in ((w.plain, True), (w.plain, False), (w.short, True), (w.short, False)):
-            width = _text_w(t, style, axis_px)
+        order = ((w.plain, True), (w.short, True), (w.plain, False), (w.short, False)) \
+            if inside_first else \
+            ((w.plain, True), (w.plain, False), (w.short, True), (w.short, False))
+        for t, inside in order:
+            width = _text_w(t, strip.size, axis_px)
             if inside:
                 if width <= b.f1 - b.f0:
                     b.text = t
@@ -286,7 +293,7 @@ def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpe
         run = f"{group}: " if group else ""
         placed = None
         for text in (f"{run}{words}", f"{run}{marker_words(mks[0])}"):
-            width = _text_w(text, style, axis_px) + 4 / axis_px
+            width = _text_w(text, strip.size, axis_px) + 4 / axis_px
             if f + width <= 1:
                 a, b, anchor = f, f + width, "left"
             else:
@@ -317,7 +324,7 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
     rp = row_px(style)
     shapes: list[dict] = []
     anns: list[dict] = []
-    font = {"size": style.small * 0.9, "color": INK}
+    font = {"size": strip.size, "color": INK}
 
     def px(row: float) -> float:
         return base_px + 2 + row * rp
@@ -335,7 +342,7 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
             yshift=(y0 + y1) / 2, yanchor="middle", xanchor="center", showarrow=False,
             text=b.text or " ", font=font, hovertext="".join(b.hover),
             width=max(6.0, (b.f1 - b.f0) * strip.axis_px - 4,
-                      text_px(b.text, style.small * 0.9)[0] + 4), height=y1 - y0,
+                      text_px(b.text, strip.size)[0] + 4), height=y1 - y0,
             name=f"strip-text:{b.phase.name}"))
     top = px(strip.rows)
     for lab in strip.labels:

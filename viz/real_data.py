@@ -42,7 +42,7 @@ from .time_panels import cursor_trace
 IMAGE_SCALE = [[0.0, "#B2182B"], [0.25, "#EF8A62"], [0.5, "#F7F7F7"], [0.75, "#67A9CF"],
                [1.0, "#2166AC"]]  # diverging, 0 = white; readable in grey and for CVD
 MAX_BAR_COORDS = 64
-STRIP_AXIS_PX = 150  # narrowest time panel of this figure (1280 px window beside the sidebar)
+STRIP_AXIS_PX = 255  # narrowest time panel (258 px at a 1600 px window beside the sidebar)
 
 
 # ----------------------------------------------------------------------------- pictures
@@ -129,29 +129,27 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
 
     if is_image:
         specs = [[{}, {}, {}, {}], [{}, {}, {}, {}], [{}, {}, None, None]]
-        titles = ["cos(w̄₊, x₊), band: min–max over a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
-                  "w̄₊ (mean neuron, a_j > 0)", "x̄₊ (class mean, y = +1)",
-                  "cos(w̄₋, x₋), band: min–max over a_j < 0", "‖W‖²₂",
-                  "w̄₋ (mean neuron, a_j < 0)", "x̄₋ (class mean, y = −1)",
+        titles = ["cos(w̄₊, x₊), band: min–max, a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
+                  "w̄₊ (mean neuron)", "x̄₊ (class mean)",  # narrow columns; hover: more
+                  "cos(w̄₋, x₋), band: min–max, a_j < 0", "‖W‖²₂",
+                  "w̄₋ (mean neuron)", "x̄₋ (class mean)",
                   "loss", "training accuracy"]
-        widths = [0.3, 0.26, 0.22, 0.22]
+        widths = [0.34, 0.32, 0.17, 0.17]
     else:
         specs = [[{}, {}, {"colspan": 2}, None], [{}, {}, {"colspan": 2}, None],
                  [{}, {}, None, None]]
-        titles = ["cos(w̄₊, x₊), band: min–max over a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
+        titles = ["cos(w̄₊, x₊), band: min–max, a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
                   "w̄₊ and x̄₊ per input coordinate (each ÷ max|·|)",
-                  "cos(w̄₋, x₋), band: min–max over a_j < 0", "‖W‖²₂",
+                  "cos(w̄₋, x₋), band: min–max, a_j < 0", "‖W‖²₂",
                   "w̄₋ and x̄₋ per input coordinate (each ÷ max|·|)",
                   "loss", "training accuracy"]
-        widths = [0.3, 0.26, 0.22, 0.22]
+        widths = [0.34, 0.32, 0.17, 0.17]
     if presenter:  # the presenter font leaves a quarter of the width per title: short ones
-        short = {"cos(w̄₊, x₊), band: min–max over a_j > 0": "cos(w̄₊, x₊), a_j > 0",
-                 "cos(w̄₋, x₋), band: min–max over a_j < 0": "cos(w̄₋, x₋), a_j < 0",
+        short = {"cos(w̄₊, x₊), band: min–max, a_j > 0": "cos(w̄₊, x₊), a_j > 0",
+                 "cos(w̄₋, x₋), band: min–max, a_j < 0": "cos(w̄₋, x₋), a_j < 0",
                  "stable rank ‖W‖²_F/‖W‖²₂": "stable rank",
-                 "w̄₊ (mean neuron, a_j > 0)": "w̄₊ (mean neuron)",
-                 "w̄₋ (mean neuron, a_j < 0)": "w̄₋ (mean neuron)",
-                 "x̄₊ (class mean, y = +1)": "x̄₊ (class mean)",
-                 "x̄₋ (class mean, y = −1)": "x̄₋ (class mean)",
+                 "w̄₊ (mean neuron)": "w̄₊ (mean)", "w̄₋ (mean neuron)": "w̄₋ (mean)",
+                 "x̄₊ (class mean)": "x̄₊ class mean", "x̄₋ (class mean)": "x̄₋ class mean",
                  "w̄₊ and x̄₊ per input coordinate (each ÷ max|·|)": "w̄₊ and x̄₊ (÷ max|·|)",
                  "w̄₋ and x̄₋ per input coordinate (each ÷ max|·|)": "w̄₋ and x̄₋ (÷ max|·|)"}
         titles = [short.get(x, x) for x in titles]
@@ -242,7 +240,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         tt = float(t[f])
         it = f" · iteration {round(tt / lr):,}" if iterations else ""
         na, nb = int((traj.a[f] > 0).sum()), int((traj.a[f] < 0).sum())
-        sep = "<br>" if presenter else " · "  # two lines fit the corner at presenter size
+        sep = "<br>"  # two lines fit the corner right of the time panels
         return (f"t = {fmt_time(tt)}{it}{sep}|V₊| = {na}, |V₋| = {nb} · "
                 f"loss = {float(loss[f]):.3g}")
 
@@ -251,7 +249,8 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
                              showlegend=False, hoverinfo="skip",
                              textfont={"size": style.font, "color": INK}, xaxis="x20",
                              yaxis="y20"))
-    fig.update_layout(xaxis20={"domain": [0.56, 1.0], "range": [0, 1], "visible": False,
+    pictures_x0 = float(fig.get_subplot(1, 3).xaxis.domain[0])  # right of the time panels
+    fig.update_layout(xaxis20={"domain": [pictures_x0, 1.0], "range": [0, 1], "visible": False,
                                "anchor": "y20"},
                       yaxis20={"domain": [0.0, 0.2], "range": [0, 1], "visible": False,
                                "anchor": "x20"})
@@ -282,8 +281,8 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         time_axes.append((f"x{n if n > 1 else ''}", f"y{n if n > 1 else ''}"))
     # the phase strip over each column of time panels (their top titles move up over it),
     # and a faint tint of its first row on every time panel
-    strip = plan_strip(analysis, spec, style, axis_px=STRIP_AXIS_PX, max_rows=2,
-                       max_lanes=0, markers=False)
+    strip = plan_strip(analysis, spec, style, axis_px=STRIP_AXIS_PX, max_rows=1,
+                       max_lanes=1, markers=False, inside_first=True, size=style.small * 0.8)
     shapes: list[dict] = tint_shapes(strip, time_axes)
     anns: list[dict] = []
     for col in (1, 2):
@@ -295,7 +294,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         anns += an
     lift = strip.height_px(style)
     for ann in fig.layout.annotations[:len(titles)]:
-        if ann.y is not None and ann.y > 0.99 and ann.x < 0.56:  # row 1, time columns
+        if ann.y is not None and ann.y > 0.99 and ann.x < pictures_x0:  # row 1, time panels
             ann.yshift = lift
     fig.layout.shapes = (*fig.layout.shapes, *shapes)
     fig.layout.annotations = (*fig.layout.annotations, *anns)
