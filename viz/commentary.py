@@ -59,7 +59,7 @@ def times(r: float) -> str:
     """A growth factor: ×1.3, ×40, ×2·10⁵."""
     if not math.isfinite(r) or r <= 0:
         return "×—"
-    return f"×{r:.2g}" if r < 1e4 else f"×{num(r)}"
+    return f"×{r:.2g}" if r < 1e4 else "×10" + str(round(math.log10(r))).translate(_SUP)
 
 
 def _phase_at(analysis: Analysis | None, t: float) -> tuple[Phase | None, Phase | None]:
@@ -97,7 +97,6 @@ def _cap(text: str) -> str:
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
               loss0: float, acc: float, n_active: float, first: bool) -> str:
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
-    share = loss / loss0 if loss0 > 0 and math.isfinite(loss0) else float("nan")
     if first:
         return (f"Start: every neuron is tiny (largest ‖w‖ {num(top)}) and points its own "
                 f"way; press ▶ and watch {w.directions}.")
@@ -111,9 +110,8 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
         return (f"{plain}: the aligned neurons grow together (largest ‖w‖ {num(top)}); "
                 f"the loss is down to {num(loss)} from {num(loss0)}.")
     if key == "convergence":
-        pct = f"{num(100 * share)} %" if math.isfinite(share) else "a sliver"
-        return (f"{plain}: the loss is {num(loss)} ({pct} of its start) and shrinks slowly; "
-                f"directions hardly move.")
+        return (f"{plain}: the loss is down to {num(loss)} from {num(loss0)} and shrinks "
+                f"slowly; the directions hardly move now.")
     if key == "OLS plateau":
         return (f"{plain}: the loss sits at {num(loss)}, a straight-line fit's level, and "
                 f"goes no lower (the trap).")

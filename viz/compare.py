@@ -305,7 +305,7 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
         row += st.rows
         strips.append(st)
     n_rows = row
-    strip_px = 0.0 if n_rows == 0 else 4 + n_rows * row_px(style)
+    strip_px = 0.0 if n_rows == 0 else 4 + n_rows * row_px(strips[0].size)
     title = f"{labels[0]} vs {labels[1]} — one time grid, one cursor"
     cap_legend(fig)
     n_lines = max(len(t.split("<br>")) for t in titles[:2])

@@ -105,15 +105,23 @@ def legend_names(fig: go.Figure, legend: str | None = None) -> list[str]:
 MAX_LEGEND = 7  # legend entries per figure; the rest are named on hover
 
 
-def cap_legend(fig: go.Figure, max_entries: int = MAX_LEGEND) -> list[str]:
+def cap_legend(fig: go.Figure, max_entries: int = MAX_LEGEND,
+               rows: tuple[int, float, float] | None = None) -> list[str]:
     """Keep at most `max_entries` entries in the legend — the lowest `legendrank` first, then
-    in drawing order — and take the others out of it (every trace names itself on hover).
-    Returns the names taken out."""
+    in drawing order — and, with `rows` = (n, font size, width px), no more than fill n rows
+    of a horizontal legend that wide; take the others out of it (every trace names itself on
+    hover). Returns the names taken out."""
     shown = [(tr.legendrank if tr.legendrank is not None else 1000, i, tr)
              for i, tr in enumerate(fig.data) if tr.showlegend is not False]
     shown.sort(key=lambda it: (it[0], it[1]))
+    keep = min(max_entries, len(shown))
+    if rows is not None:
+        n, size, width = rows
+        while keep > 1 and legend_rows([str(t.name) for _r, _i, t in shown[:keep]], size,
+                                       width) > n:
+            keep -= 1
     out = []
-    for _rank, _i, tr in shown[max_entries:]:
+    for _rank, _i, tr in shown[keep:]:
         tr.showlegend = False
         out.append(str(tr.name))
     return out

@@ -62,7 +62,13 @@ from .time_panels import cursor_trace, loss_series, norm_traces
 from .wording import LEGEND_WORDS
 
 MARGIN_L, MARGIN_R = 64, 16
-PRESENTER_AXIS_PX = 420  # narrowest time axis in presenter mode (1280 px window, no sidebar)
+# narrowest time axis in presenter mode: 558 px at a 1280 px window (no sidebar) on every page
+PRESENTER_AXIS_PX = 540
+# presenter mode at 1280×720: the page above and the player below leave the figure 530 px
+# (Explorer, under the lesson bar); its plots keep ≥ 45 % of the window (324 px), so its top
+# margin stays under ~136 px: a smaller title, a one-row legend, a strip of at most two
+# levels (two rows, or a row and a lane for its tabs and markers)
+PRESENTER_LEVELS = 2
 
 
 # ----------------------------------------------------------------------------- the figure
@@ -229,19 +235,26 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
                                  captions=captions(traj, analysis, fidx),
                                  dtypes={"marker.size": "u1"})
     # the phase strip above the time panels, laid out for their narrowest width (presenter:
-    # a window without sidebar, wider axes, one label lane)
-    axis_px = PRESENTER_AXIS_PX if presenter else AXIS_PX
-    strip = plan_strip(analysis, spec, style, axis_px=axis_px,
-                       max_lanes=1 if presenter else 2)
+    # a window without sidebar, wider axes, at most PRESENTER_LEVELS levels)
+    if presenter:
+        strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, max_rows=2,
+                           max_lanes=0, size=style.small * 0.8)
+        if strip.rows < PRESENTER_LEVELS:
+            strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX,
+                               max_rows=PRESENTER_LEVELS, size=style.small * 0.8,
+                               max_lanes=PRESENTER_LEVELS - strip.rows)
+    else:
+        strip = plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=2)
     shapes, anns = strip_items(strip, spec, "x2", time_axes, style)
     fig.layout.shapes = (*tint_shapes(strip, time_axes), *shapes)
     title = _title(traj, style, int(sel.size))
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
-    below_px = max(subtitle_px, strip.height_px(style) + 4)
-    cap_legend(fig)
-    hd = header(title, style.title, style.font, legend_names(fig), style.small, below_px,
-                width_px=PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter
-                else DESIGN_WIDTH_PX)
+    below_px = max(subtitle_px, strip.height_px())
+    title_size = style.font if presenter else style.title
+    wrap = PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter else DESIGN_WIDTH_PX
+    cap_legend(fig, rows=(1, style.small, wrap - 10.0) if presenter else None)
+    hd = header(title, title_size, style.font, legend_names(fig), style.small, below_px,
+                width_px=wrap)
     top_px = max(hd.top_px, 72.0)
     plot_px = style.height - 96 - 118  # the plot area keeps its height
     bottom_px = round(52 * style.font / 15.0)  # tick labels and the time axis' title
@@ -249,7 +262,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     fig.layout.annotations = (*fig.layout.annotations, *anns)
 
     head = header_layout(hd, height, style.small)
-    head["title"] = {**head["title"], "text": title, "font": {"size": style.title, "color": INK}}
+    head["title"] = {**head["title"], "text": title, "font": {"size": title_size, "color": INK}}
     if presenter:  # any height (the figure fills the window): see `viz.header.pixel_anchored`
         head["legend"] = titled_legend(head["legend"], head["title"])
         head["title"] = {"text": ""}

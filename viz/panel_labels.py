@@ -131,7 +131,7 @@ def direction_traces(traj: Trajectory, analysis: Analysis | None, style: Style,
 def label_size(style: Style) -> float:
     """Font size of the panel's rim labels: the small size, a little less on a projector (the
     rim holds more of them)."""
-    return style.small * (0.85 if style.small > 16 else 1.0)
+    return style.small * (0.8 if style.small > 16 else 1.0)
 
 
 def ray_labels(rays: Sequence[go.Scatter], style: Style) -> list[RimLabel]:

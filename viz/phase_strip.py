@@ -43,9 +43,9 @@ def mix(hex_colour: str, alpha: float) -> str:
     return "#" + "".join(f"{round(255 - alpha * (255 - c)):02X}" for c in rgb)
 
 
-def row_px(style: Style) -> int:
-    """Height of one strip row (and of one label lane) for this style."""
-    return round(style.small * 0.9 * 1.25 + 7)
+def row_px(size: float) -> int:
+    """Height of one strip row (and of one label lane) for words of font `size`."""
+    return round(size * 1.25 + 6)
 
 
 @dataclass
@@ -69,12 +69,13 @@ class Block:
 
 @dataclass
 class Label:
-    """Words in a lane above the rows: a phase's tab (bg in its colour) or a marker's name."""
+    """Words above the blocks: a phase's tab (bg in its colour, in a free spot of a higher
+    row or in a lane) or a marker's name (in a lane)."""
 
     text: str
     f: float  # anchor fraction on the axis
     xanchor: str  # "center" | "left" | "right"
-    lane: int
+    lane: int  # level: 0 .. rows - 1 are the rows, then the lanes
     hover: str
     bg: str
     border: str
@@ -105,10 +106,10 @@ class Strip:
     axis_px: float = 330.0
     size: float = 12.6  # font size of the words
 
-    def height_px(self, style: Style) -> float:
+    def height_px(self) -> float:
         """Pixels the strip takes above the time panels (0 when empty)."""
         n = self.rows + self.lanes
-        return 0.0 if n == 0 else 4 + n * row_px(style)
+        return 0.0 if n == 0 else 4 + n * row_px(self.size)
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -205,23 +206,28 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
             if b.f0 < f1 and f0 < b.f1:
                 b.hover.append(note)
     strip.rows = len(rows)
-    lanes: list[list[tuple[float, float]]] = []
+    # levels: the rows of blocks, then the label lanes; what each holds, (a, b, is a block)
+    levels: list[list[tuple[float, float, bool]]] = [
+        [(b.f0, b.f1, True) for b in row] for row in rows]
+    top = len(rows) + max_lanes
 
-    def take(a: float, b: float) -> int | None:
-        lane = next((k for k, used in enumerate(lanes)
-                     if all(b <= u0 or a >= u1 for u0, u1 in used)), len(lanes))
-        if lane >= max_lanes:
-            return None
-        if lane == len(lanes):
-            lanes.append([])
-        lanes[lane].append((a, b))
-        return lane
+    def take(a: float, b: float, low: int, tab: bool) -> int | None:
+        """The first level from `low` up where [a, b] is free, taken; a tab stands right over
+        its block: it may rise past other labels but not past a block."""
+        for lv in range(low, top):
+            while lv >= len(levels):
+                levels.append([])
+            hit = [blk for u0, u1, blk in levels[lv] if not (b <= u0 or a >= u1)]
+            if not hit:
+                levels[lv].append((a, b, False))
+                return lv
+            if tab and any(hit):
+                return None
+        return None
 
-    # words inside the blocks, else a tab above them where no higher row is in the way (so it
-    # stands right over its block), the longest blocks first: the plain words inside, then as
-    # a tab, then the short words inside, then as a tab
-    def clear_above(b: Block, a: float, z: float) -> bool:
-        return all(o.row <= b.row or z <= o.f0 or a >= o.f1 for o in strip.blocks)
+    # words inside the blocks, else a tab right above them (in a free spot of a higher row, or
+    # in a lane), the longest blocks first: the plain words inside, then as a tab, then the
+    # short words inside, then as a tab
 
     for b in sorted(strip.blocks, key=lambda b: (_rank(b.phase)[0], -(b.f1 - b.f0))):
         w = phase_words(b.phase)
@@ -238,16 +244,16 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
             c = min(max((b.f0 + b.f1) / 2, width / 2), 1 - width / 2)
             if c - width / 2 >= b.f1 or c + width / 2 <= b.f0:
                 continue  # the tab would not touch its block
-            if not clear_above(b, max(c - width / 2, b.f0), min(c + width / 2, b.f1)):
-                continue
-            lane = take(c - width / 2, c + width / 2)
+            lane = take(c - width / 2, c + width / 2, b.row - first_row + 1, True)
             if lane is not None:
                 strip.labels.append(Label(t, c, "center", lane, "".join(b.hover), b.fill,
                                           b.edge, f"phase:{b.phase.name}"))
                 break
     if markers:
-        _plan_markers(strip, analysis.markers, spec, style, axis_px, take, group)
-    strip.lanes = len(lanes)
+        _plan_markers(strip, analysis.markers, spec, axis_px,
+                      lambda a, b: take(a, b, len(rows), False), group)
+    used = [lv for lv, held in enumerate(levels) if held and lv >= len(rows)]
+    strip.lanes = used[-1] - len(rows) + 1 if used else 0
     return strip
 
 
@@ -265,7 +271,7 @@ def _covered(rows: Sequence[Sequence[Block]], f0: float, f1: float) -> bool:
 
 
 def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpec,
-                  style: Style, axis_px: float, take, group: str) -> None:
+                  axis_px: float, take, group: str) -> None:
     merged: list[tuple[float, float, list[TimeMarker]]] = []
     for mk in markers:
         v = float(spec.show(mk.time))
@@ -321,7 +327,7 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
     """(shapes, annotations) drawing `strip` above the time panels whose x axis is `xaxis`
     (the blocks and tabs), with marker lines on every one of `time_axes`; `base_px`: pixels
     between the panels' top (at paper y = `anchor`) and the strip's first row."""
-    rp = row_px(style)
+    rp = row_px(strip.size)
     shapes: list[dict] = []
     anns: list[dict] = []
     font = {"size": strip.size, "color": INK}
@@ -344,11 +350,11 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
             width=max(6.0, (b.f1 - b.f0) * strip.axis_px - 4,
                       text_px(b.text, strip.size)[0] + 4), height=y1 - y0,
             name=f"strip-text:{b.phase.name}"))
-    top = px(strip.rows)
+    first = min((b.row for b in strip.blocks), default=0)
     for lab in strip.labels:
         anns.append(dict(
             x=_axis_value(spec, lab.f), xref=xaxis, y=anchor, yref="paper",
-            yshift=top + lab.lane * rp + (rp - 2) / 2, yanchor="middle", xanchor=lab.xanchor,
+            yshift=px(first + lab.lane) + (rp - 2) / 2, yanchor="middle", xanchor=lab.xanchor,
             showarrow=False, text=lab.text, font=font, bgcolor=lab.bg, bordercolor=lab.border,
             borderwidth=1, borderpad=1, hovertext=lab.hover, name=f"strip-label:{lab.name}"))
     for mk in strip.marks:
@@ -360,7 +366,7 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
                                name=f"marker:{mk.label.name}"))
         shapes.append(dict(type="line", xref=xaxis, yref="paper", ysizemode="pixel",
                            yanchor=anchor, x0=mk.x, x1=mk.x, y0=0,
-                           y1=top + mk.label.lane * rp + rp - 2, line=line, layer="above",
+                           y1=px(first + mk.label.lane) + rp - 2, line=line, layer="above",
                            name=f"marker-stem:{mk.label.name}"))
     return shapes, anns
 

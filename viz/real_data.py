@@ -292,7 +292,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         sh, an = strip_items(strip, spec, xa, col_axes, style)
         shapes += sh
         anns += an
-    lift = strip.height_px(style)
+    lift = strip.height_px()
     for ann in fig.layout.annotations[:len(titles)]:
         if ann.y is not None and ann.y > 0.99 and ann.x < pictures_x0:  # row 1, time panels
             ann.yshift = lift
