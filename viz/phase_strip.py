@@ -226,10 +226,10 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
         return None
 
     # words inside the blocks, else a tab right above them (in a free spot of a higher row, or
-    # in a lane), the longest blocks first: the plain words inside, then as a tab, then the
-    # short words inside, then as a tab
+    # in a lane), the main story first (in its order), then the longest blocks: the plain
+    # words inside, then as a tab, then the short words inside, then as a tab
 
-    for b in sorted(strip.blocks, key=lambda b: (_rank(b.phase)[0], -(b.f1 - b.f0))):
+    for b in sorted(strip.blocks, key=lambda b: (*_rank(b.phase), -(b.f1 - b.f0))):
         w = phase_words(b.phase)
         order = ((w.plain, True), (w.short, True), (w.plain, False), (w.short, False)) \
             if inside_first else \
