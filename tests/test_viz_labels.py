@@ -197,3 +197,25 @@ def test_coinciding_directions_share_one_ray_named_in_words(page_runs):
         assert sym in merged.hovertemplate
     labels = next(t for t in fig.data if t.name == "panel labels")
     assert "where positive neurons go" in [s.replace("<br>", " ") for s in labels.text]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("page", ["explorer", "wang_ma", "compare"])
+def test_time_panel_titles_fit_their_panels(page_runs, page, mode):
+    """A y-axis title (drawn turned along its panel) is no longer than its panel is tall, so
+    it never reaches the next panel's title or the strip: in presenter mode on the shortest
+    plot area a 1280×720 window leaves (45 % of its height), else at the figure's height."""
+    from viz.label_layout import text_px
+    from viz.player import design_height
+
+    fig = _figure(page_runs, page, mode).figure
+    m = fig.layout.margin
+    plot_px = 0.45 * 720 if mode == "presenter" else design_height(fig) - m.t - m.b
+    for key in fig.layout:
+        ax = fig.layout[key]
+        if not key.startswith("yaxis") or not (ax.title and ax.title.text) or ax.scaleanchor:
+            continue
+        size = (ax.title.font.size if ax.title.font and ax.title.font.size
+                else fig.layout.font.size)
+        length = text_px(ax.title.text, size)[0]
+        assert length <= (ax.domain[1] - ax.domain[0]) * plot_px, (key, ax.title.text)

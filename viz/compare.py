@@ -301,17 +301,21 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     for side in (0, 1):
         st = plan_strip(analyses[side], spec, style, axis_px=axis_px, max_lanes=0,
                         markers=False, group=labels[side], first_row=row, max_rows=1,
-                        own_first=True)
+                        own_first=True, size=style.small * (0.8 if presenter else 0.9))
         row += st.rows
         strips.append(st)
     n_rows = row
     strip_px = 0.0 if n_rows == 0 else 4 + n_rows * row_px(strips[0].size)
     title = f"{labels[0]} vs {labels[1]} — one time grid, one cursor"
-    cap_legend(fig)
+    # presenter mode: the plots keep ≥ 45 % of a 720 px window (a one-row legend, a title at
+    # body size); under the panels, the frame caption and the axis title fit the bottom margin
+    title_size = style.font if presenter else style.title
+    cap_legend(fig, rows=(1, style.small, PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R - 10)
+               if presenter else None)
     n_lines = max(len(t.split("<br>")) for t in titles[:2])
-    hd = header(title, style.title, style.font, legend_names(fig), style.small,
+    hd = header(title, title_size, style.font, legend_names(fig), style.small,
                 max(n_lines * style.small * 1.25 + 8, strip_px + 4))
-    top_px, bottom_px = max(hd.top_px, 72.0), round((52 + style.small * 1.25) * style.font / 15)
+    top_px, bottom_px = max(hd.top_px, 72.0), round(52 * style.font / 15)
     plot_px = int(style.height * 0.95) - 110 - 112  # the plot area keeps its height
     height = round(plot_px + top_px + bottom_px)
     head = header_layout(hd, height, style.small)
@@ -321,7 +325,7 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     fig.layout.annotations = (*fig.layout.annotations[:2], *anns)
     fig.update_layout(
         template="plotly_white",
-        title={**head["title"], "text": title, "font": {"size": style.title, "color": INK}},
+        title={**head["title"], "text": title, "font": {"size": title_size, "color": INK}},
         font={"family": style.family, "size": style.font, "color": INK},
         height=height, margin={"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
         legend=head["legend"],

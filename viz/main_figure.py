@@ -215,11 +215,13 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
                 dtick = max(dtick, math.ceil((math.log10(hi) - math.log10(lo)) / 3))
             fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=k + 1,
                              col=2, gridcolor=GRID, exponentformat="power", dtick=dtick,
-                             title={"text": time_titles[k], "standoff": 4})
+                             title={"text": time_titles[k], "standoff": 4,
+                                    "font": {"size": style.small}})
         else:
             fig.update_yaxes(range=[lo, hi], row=k + 1, col=2, gridcolor=GRID,
                              tickformat=".0%", dtick=0.5,
-                             title={"text": time_titles[k], "standoff": 4})
+                             title={"text": time_titles[k], "standoff": 4,
+                                    "font": {"size": style.small}})
 
     # -- frames: the moving traces' values, played by the browser, with the commentary
     frames: list[list[dict]] = []
