@@ -30,26 +30,29 @@ class Where:
     """How the figure shows each quantity, as words ("the markers on the left")."""
 
     directions: str = "the neurons on the left"
+    start: str = "them turn"
+    turn: str = "the neurons on the left swing to the rays"
     norms: str = "the norms ‖w_j‖ (top right)"
     loss: str = "the loss panel"
     accuracy: str = "bottom right"
 
 
 MAIN = Where()
-REAL_DATA = Where(directions="the mean neurons w̄₊, w̄₋ (right)", norms="‖W‖²₂",
+REAL_DATA = Where(directions="the mean neurons w̄₊, w̄₋ (right)", start="w̄₊, w̄₋ (right)",
+                  turn="w̄₊, w̄₋ turn to their class sums (cos → 1, left)", norms="‖W‖²₂",
                   loss="the loss panel", accuracy="bottom row")
 
 
-def num(v: float) -> str:
-    """A number for a sentence: 3 significant digits, powers of ten as ·10⁻⁶."""
+def num(v: float, digits: int = 3) -> str:
+    """A number for a sentence: `digits` significant digits, powers of ten as ·10⁻⁶."""
     if not math.isfinite(v):
         return "—"
     if v == 0:
         return "0"
     a = abs(v)
     if 1e-3 <= a < 1e4:
-        return f"{v:.3g}"
-    m, e = f"{v:.2e}".split("e")
+        return f"{v:.{digits}g}"
+    m, e = f"{v:.{digits - 1}e}".split("e")
     m = m.rstrip("0").rstrip(".")
     exp = str(int(e)).translate(_SUP)
     return f"10{exp}" if m == "1" else f"{m}·10{exp}"
@@ -59,7 +62,9 @@ def times(r: float) -> str:
     """A growth factor: ×1.3, ×40, ×2·10⁵."""
     if not math.isfinite(r) or r <= 0:
         return "×—"
-    return f"×{r:.2g}" if r < 1e4 else "×10" + str(round(math.log10(r))).translate(_SUP)
+    if r < 10:
+        return f"×{r:.2g}"
+    return f"×{r:.0f}" if r < 1e4 else "×10" + str(round(math.log10(r))).translate(_SUP)
 
 
 def _phase_at(analysis: Analysis | None, t: float) -> tuple[Phase | None, Phase | None]:
@@ -97,45 +102,45 @@ def _cap(text: str) -> str:
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
               loss0: float, acc: float, n_active: float, first: bool) -> str:
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
+    big = num(top, 2)
     if first:
-        return (f"Start: every neuron is tiny (largest ‖w‖ {num(top)}) and points its own "
-                f"way; press ▶ and watch {w.directions}.")
+        return (f"Start: every neuron is tiny (largest ‖w‖ {big}) and points its own way: "
+                f"press ▶, watch {w.start}.")
     if key == "alignment":
-        return (f"{plain}: {w.directions} swing toward the rays; largest ‖w‖ only "
-                f"{num(top)} ({grow}), loss still {num(loss)}.")
+        return f"{plain}: {w.turn}; largest ‖w‖ {big} ({grow}), loss still {num(loss)}."
     if key == "aligned":
-        return (f"Aligned: the directions have settled; now {w.norms} rise ({grow} since "
-                f"t = 0) while the loss is still {num(loss)}.")
+        return (f"Aligned: the directions have settled; now {w.norms} rise ({grow}), the "
+                f"loss still {num(loss)}.")
     if key == "fitting":
-        return (f"{plain}: the aligned neurons grow together (largest ‖w‖ {num(top)}); "
-                f"the loss is down to {num(loss)} from {num(loss0)}.")
+        return (f"{plain}: the aligned neurons grow together (largest ‖w‖ {big}); loss "
+                f"{num(loss)}, from {num(loss0)}.")
     if key == "convergence":
-        return (f"{plain}: the loss is down to {num(loss)} from {num(loss0)} and shrinks "
-                f"slowly; the directions hardly move now.")
+        return (f"{plain}: the loss is {num(loss)} (from {num(loss0)}) and shrinks slowly; "
+                f"the directions hardly move.")
     if key == "OLS plateau":
-        return (f"{plain}: the loss sits at {num(loss)}, a straight-line fit's level, and "
-                f"goes no lower (the trap).")
+        return (f"{plain}: the loss sits at {num(loss)}, the best straight line's level, "
+                f"and goes no lower.")
     if key == "Phase I":
-        return (f"{plain}: the active neurons gather onto two directions ({w.directions}) "
-                f"as the loss leaves its start.")
+        return (f"{plain}: the active neurons gather onto two directions ({w.directions}); "
+                f"loss {num(loss)}.")
     if key == "Phase II":
         return (f"{plain}: the training accuracy stays at {acc:.0%} ({w.accuracy}) while "
-                f"the norms keep growing ({grow}).")
+                f"the norms grow ({grow}).")
     if key == "Phase III":
         return (f"{plain}: positive neurons stop being active on x₋ ({n_active:.0f} "
-                f"active); the loss is {num(loss)}.")
+                f"active); loss {num(loss)}.")
     if key == "Phase IV":
-        return (f"{plain}: negative neurons become active on x₊ again; the loss falls "
-                f"further ({num(loss)}).")
+        return (f"{plain}: negative neurons become active on x₊ again; the loss falls on "
+                f"({num(loss)}).")
     if key in FOLDABLE:
         return (f"{plain}: the loss stays at {num(loss)} (flat on {w.loss}); largest ‖w‖ "
-                f"{num(top)} ({grow}).")
+                f"{big} ({grow}).")
     if ph is not None:
-        return f"{plain}: largest ‖w‖ {num(top)} ({grow}), loss {num(loss)}."
-    return f"Largest ‖w‖ {num(top)} ({grow} its start), loss {num(loss)}."
+        return f"{plain}: largest ‖w‖ {big} ({grow}), loss {num(loss)}."
+    return f"Largest ‖w‖ {big} ({grow} its start), loss {num(loss)}."
 
 
-MAX_CHARS = 125  # one line under the slider at 1280 px in presenter mode
+MAX_CHARS = 112  # one line under the slider at 1280 px in presenter mode (~10 px a letter)
 
 
 def _passed(markers: Sequence[TimeMarker], t_prev: float, t: float) -> str:
@@ -177,7 +182,10 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
         text = _sentence(ph, key, where, float(tops[f]), grow, float(loss[f]), loss0,
                          float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0)
         now = _passed(markers, prev, tf) if f > 0 else ""
-        out.append(text + now if len(text) + len(now) <= MAX_CHARS else text)
+        if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
+            where_now = f" ({phase_words(ph).plain})" if ph is not None else ""
+            text, now = f"Now: {now.removeprefix(' Now: ').rstrip('.')}{where_now}.", ""
+        out.append(text + now)
         prev = tf
     return out
 
