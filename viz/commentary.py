@@ -183,8 +183,10 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
                          float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0)
         now = _passed(markers, prev, tf) if f > 0 else ""
         if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
-            where_now = f" ({phase_words(ph).plain})" if ph is not None else ""
-            text, now = f"Now: {now.removeprefix(' Now: ').rstrip('.')}{where_now}.", ""
+            event = now.removeprefix(" Now: ").rstrip(".")
+            phase = f"; phase: {phase_words(ph).plain}" if ph is not None else ""
+            text, now = (f"Now: {event} (loss {num(float(loss[f]))}, largest ‖w‖ "
+                         f"{num(float(tops[f]), 2)}){phase}."), ""
         out.append(text + now)
         prev = tf
     return out
