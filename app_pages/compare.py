@@ -129,9 +129,8 @@ else:
     st.markdown("### Compare two runs")
 with presenter.intro(view.presenter, "About this comparison"):
     st.caption("Two configurations on **one time grid with one cursor**: at each time each "
-               "run shows its last recorded frame. Triangles and thin lines on the time "
-               "panels mark each run's detected phase changes (hover for names); the table "
-               "lists them.")
+               "run shows its last recorded frame. The strip above the time panels names "
+               "each run's phases (hover for times and evidence); the table lists them.")
     st.markdown(f"**{PRESETS[preset].title}.** {PRESETS[preset].note}")
 if bound.warnings:
     st.warning(text.with_list("Some link parameters could not be used and were replaced by "

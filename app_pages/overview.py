@@ -62,7 +62,8 @@ if got is not None:
     fig = figures.main(traj, analysis, charts.options_of(view))
     charts.animated(fig, key="overview_figure", presenter=on)
     st.caption("Four points in the plane, 24 neurons, ε = 10⁻⁶, exponential loss. Press ▶ Play: "
-               "the dots turn to the two green/purple rays while ‖w‖ (right, top) stays tiny; "
+               "the dots turn to the rays 'where positive/negative neurons go' while ‖w‖ "
+               "(right, top) stays tiny; "
                "only then do the norms grow and the loss drop.")
     if st.button("Open this example in the Explorer", key=f"{PREFIX}.open_example",
                  icon=":material/explore:"):
@@ -77,15 +78,19 @@ st.markdown(
     "- **Colour = sign of the output weight aⱼ:** blue circles aⱼ > 0, vermillion squares "
     "aⱼ < 0. Data points are arrows in the same colours (label +1 blue, −1 vermillion); "
     "regression targets use a light-to-dark scale.\n"
-    "- **Rays = directions from theory:** green solid — extremal maxima (where aⱼ > 0 "
-    "neurons go); purple dashed — extremal minima (aⱼ < 0); grey dash-dot — the data signals "
-    "x₊, x₋; black long-dash — a teacher v*. Thin dotted grey lines are activation-cone "
-    "edges ⟨w, xᵢ⟩ = 0, where a neuron switches a point on or off.\n"
+    "- **Rays = directions from theory**, named on the panel's rim: 'where positive neurons "
+    "go' (the extremal maxima, green), 'where negative neurons go' (minima, purple dashed), "
+    "the data's signals x₊, x₋, a teacher v* … (hover a ray or its name for the symbols). "
+    "Thin dotted grey lines are the on/off edges ⟨w, xᵢ⟩ = 0, where a neuron switches a "
+    "point on or off.\n"
     "- **Right panels:** every neuron's norm ‖wⱼ‖, the loss and (for classification) the "
     "accuracy over time, on a log time axis; the grey vertical bar is the current frame.\n"
-    "- **Bands = phases** detected in this run (filled: alignment, plateau, fitting, "
-    "convergence …). **Vertical lines = times:** solid — an event detected in the run; "
-    "**dashed — a time predicted by theory** (e.g. Min et al.'s bound T). Hover for details.")
+    "- **The strip above them = the phases** detected in this run, in plain words "
+    "('neurons turn, norms tiny', 'norms grow, loss falls', …; hover for the paper's name "
+    "and the evidence). **Labelled vertical lines = times:** solid — an event detected in "
+    "the run; **dashed — a time predicted by theory** (e.g. Min et al.'s bound T).\n"
+    "- **Under the slider** a sentence says what is happening at that time and where to "
+    "look.")
 
 st.subheader("Open a scenario")
 SCENARIOS = [(p, sc) for p in PAPERS.values() for sc in p.showcases]  # registry order

@@ -295,9 +295,10 @@ if config is not None:
         if facts:
             st.markdown("**This run:** " + "; ".join(facts) + ".")
         st.caption(
-            "Shaded: detected alignment (blue), fitting (orange) and convergence (green) "
-            "phases. V₊ and V₋ are taken from sign(a_j(t)) at each time, as Min et al. do for "
-            "their unbalanced start (a_j can change sign early on). Pictures: each of w̄₊, "
+            "The strip above the time panels names the detected phases (hover for details); "
+            "the panels are tinted by them. V₊ and V₋ are taken from sign(a_j(t)) at each "
+            "time, as Min et al. do for their unbalanced start (a_j can change sign early "
+            "on). Pictures: each of w̄₊, "
             "w̄₋, x̄₊ = x₊/|I₊|, x̄₋ is divided by its own largest |entry|. "
             "**Loss:** Min et al. do not say whether they used the exponential or the "
             "logistic loss; the default here is the exponential loss with a sum over the "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def _trace(fig, name: str):
     if isinstance(fig, AnimatedFigure):
         fig = fig.figure
     hits = [t for t in fig.data if t.name == name
-            or (isinstance(t.meta, dict) and t.meta.get("direction") == name)]
+            or (isinstance(t.meta, dict) and name in str(t.meta.get("direction")).split(", "))]
     assert hits, f"no trace named {name!r}: {[t.name for t in fig.data]}"
     return hits[0]
 
@@ -86,8 +87,8 @@ def test_frames_are_arrays_that_move_only_the_moving_traces(traj):
     fig, anim = af.figure, af.animation
     assert 2 <= anim.n_frames <= 200 and anim.n_frames == traj.n_frames
     assert not fig.frames and not fig.layout.sliders and not fig.layout.updatemenus
-    i_pos = list(fig.data).index(_trace(fig, "a_j > 0"))
-    i_neg = list(fig.data).index(_trace(fig, "a_j < 0"))
+    i_pos = list(fig.data).index(_trace(fig, "positive neuron"))
+    i_neg = list(fig.data).index(_trace(fig, "negative neuron"))
     cursors = [i for i, t in enumerate(fig.data) if t.name == "time cursor"]
     assert len(cursors) == len(_time_axes(fig)) == 3  # norms, loss, accuracy
     moving = {tr.trace for tr in anim.tracks}
@@ -99,9 +100,11 @@ def test_frames_are_arrays_that_move_only_the_moving_traces(traj):
     assert x0.shape == x1.shape and not np.allclose(x0, x1)
     # the first frame is the one drawn in the figure
     assert np.allclose(as_array(fig.data[i_pos].x), x0)
-    # frames are labelled by time, in order
+    # frames are labelled by time, in order, each with a sentence of commentary
     assert anim.labels[-1] == f"t = {traj.t[-1]:.3g}"
     assert anim.labels[0] == "t = 0"
+    assert len(anim.captions) == anim.n_frames and all(anim.captions)
+    assert anim.captions[0].startswith("Start:")
 
 
 def test_payload_round_trip_keeps_every_frame(traj):
@@ -132,7 +135,8 @@ def test_frames_subsampled_to_at_most_200(long_traj):
 
 
 def _neuron_radii(af: AnimatedFigure, k: int) -> np.ndarray:
-    idx = [list(af.figure.data).index(_trace(af, n)) for n in ("a_j > 0", "a_j < 0")]
+    idx = [list(af.figure.data).index(_trace(af, n))
+           for n in ("positive neuron", "negative neuron")]
     return np.concatenate([np.hypot(_at(af, i, "x", k), _at(af, i, "y", k)) for i in idx])
 
 
@@ -142,47 +146,91 @@ def test_normalised_radius_puts_largest_neuron_on_unit_circle(traj):
         assert _neuron_radii(af, k).max() == pytest.approx(1.0, abs=1e-5)
 
 
-def test_phases_and_markers_on_every_time_axis(traj):
+def test_phases_in_one_strip_and_markers_on_every_time_axis(traj):
     fig = main_figure(traj, _analysis()).figure
     axes = _time_axes(fig)
     shapes = fig.layout.shapes
+    strip = [s for s in shapes if str(s.name).startswith("strip:")]
+    # one opaque block per phase above the time panels (pixel-sized, at any height)
+    assert {s.name for s in strip} == {"strip:alignment:detected", "strip:growth:predicted"}
+    for s in strip:
+        assert s.yref == "paper" and s.ysizemode == "pixel" and s.y0 >= 0
+        assert s.fillcolor.startswith("#") and len(s.fillcolor) == 7  # no translucency
+    assert next(s for s in strip if "predicted" in s.name).line.dash == "dash"
+    # no translucent band on the time panels (a tint only of the first row, which never
+    # overlaps itself)
+    for s in shapes:
+        assert not str(s.fillcolor or "").startswith("rgba"), s.name
     for xa in axes:
         ref = "x" + xa.removeprefix("xaxis")
         names = {s.name for s in shapes if s.xref == ref}
-        assert {"phase:alignment:detected", "phase:growth:predicted"} <= names, xa
-        assert {"marker:T₁:predicted", "marker:fit:detected"} <= names, xa
-    detected = next(s for s in shapes if s.name == "phase:alignment:detected")
-    predicted = next(s for s in shapes if s.name == "phase:growth:predicted")
-    assert detected.line.width == 0 and predicted.line.dash == "dash"
-    assert next(s for s in shapes if s.name == "marker:T₁:predicted").line.dash == "dash"
-    assert next(s for s in shapes if s.name == "marker:fit:detected").line.dash == "solid"
-    labels = [a.text for a in fig.layout.annotations]
-    assert "alignment" in labels and "growth (predicted)" in labels
-    # at most three labels drawn (phases first); every phase and marker is in the hover
-    drawn = [t for t in labels if t in ("┆ T₁", "│ fit", "fit │", "T₁ ┆")]
-    assert len(drawn) == 1
-    hover = " ".join(t for tr in fig.data if tr.name in ("phases", "time markers")
-                     for t in tr.hovertext)
-    for name in ("alignment", "growth", "T₁", "fit"):
-        assert f"<b>{name}</b>" in hover
+        assert {"marker:marker:T₁", "marker:marker:fit"} <= names, (xa, names)
+    assert next(s for s in shapes if s.name == "marker:marker:T₁").line.dash == "dash"
+    assert next(s for s in shapes if s.name == "marker:marker:fit").line.dash == "solid"
+    # every drawn vertical line is labelled in a lane above the strip, with its hover
+    anns = {a.name: a for a in fig.layout.annotations if str(a.name).startswith("strip-")}
+    for s in shapes:
+        if str(s.name).startswith("marker:"):
+            lab = anns[f"strip-label:{s.name.removeprefix('marker:')}"]
+            assert lab.hovertext and lab.text
+    # the blocks are named in plain words (inside, or on a tab), the paper's name on hover
+    text = anns["strip-text:alignment"].text + str(
+        getattr(anns.get("strip-label:phase:alignment"), "text", ""))
+    assert "neurons turn" in text
+    assert "<b>neurons turn, norms tiny</b><br>alignment (detected" in \
+        anns["strip-text:alignment"].hovertext
 
 
-def test_crowded_time_labels_do_not_overlap(traj):
-    from viz.phase_marks import time_labels
+def test_strip_rows_and_lanes_never_overlap(traj):
+    from viz.phase_strip import plan_strip
+    from viz.style import style_for
     from viz.time_axes import time_axis_spec
-    an = Analysis(phases=tuple(Phase(f"phase {k}", 0.1 * k, 0.1 * k + 5, "detected")
-                               for k in range(3)),
-                  markers=tuple(TimeMarker(f"marker {k}", 8.0 + 0.3 * k) for k in range(3)))
-    labels = time_labels(an, time_axis_spec(traj, "log", "t"))
-    assert len(labels) == 3  # at most three drawn; the rest are in hover and phase table
-    assert len({lab.lane for lab in labels}) >= 2  # stacked, not on top of each other
-    fig = main_figure(traj, an).figure
-    assert fig.layout.height > main_figure(traj).figure.layout.height  # room for the rows
+
+    spec = time_axis_spec(traj, "log", "t")
+    overlapping = [Phase(f"p{k}", 0.5 * k + 0.1, 0.5 * k + 9.0) for k in range(9)]
+    many = Analysis(phases=(*overlapping, Phase("alignment", 0.0, 6.0),
+                            Phase("initial plateau", 0.2, 5.0)),
+                    markers=tuple(TimeMarker(f"m{k}", 2.0 + 0.3 * k, "detected")
+                                  for k in range(12)))
+    for presenter in (False, True):
+        st = plan_strip(many, spec, style_for(presenter), max_rows=3, max_lanes=2)
+        assert st.rows <= 3 and st.lanes <= 2
+        for a, b in itertools.combinations(st.blocks, 2):
+            if a.row == b.row:
+                assert a.f1 <= b.f0 + 1e-9 or b.f1 <= a.f0 + 1e-9, (a.phase, b.phase)
+        # the plateau inside alignment is folded into its hover, not drawn
+        assert "initial plateau" not in {b.phase.name for b in st.blocks}
+        assert any("initial plateau" in "".join(b.hover) for b in st.blocks)
+        # labels in a lane do not overlap (estimated widths on the narrowest axis)
+        spans = [(lab.lane, *_lane_span(lab, st.axis_px, presenter)) for lab in st.labels]
+        for (la, a0, a1), (lb, b0, b1) in itertools.combinations(spans, 2):
+            assert la != lb or a1 <= b0 + 1e-9 or b1 <= a0 + 1e-9, (la, a0, a1, b0, b1)
+        # words inside a block fit it
+        for b in st.blocks:
+            if b.text:
+                assert _text_frac(b.text, st.axis_px, presenter) <= b.f1 - b.f0 + 1e-9
+        # markers without room for a label are not drawn as lines
+        assert len(st.marks) < 12 and all(m.label in st.labels for m in st.marks)
+
+
+def _text_frac(text: str, axis_px: float, presenter: bool) -> float:
+    from viz.label_layout import text_px
+    from viz.style import style_for
+
+    return (text_px(text, style_for(presenter).small * 0.9)[0] + 8) / axis_px
+
+
+def _lane_span(lab, axis_px: float, presenter: bool) -> tuple[float, float]:
+    w = _text_frac(lab.text, axis_px, presenter)
+    if lab.xanchor == "center":
+        return lab.f - w / 2, lab.f + w / 2
+    return (lab.f, lab.f + w) if lab.xanchor == "left" else (lab.f - w, lab.f)
 
 
 def test_no_phase_shapes_without_analysis(traj):
     fig = main_figure(traj).figure
-    assert not [s for s in fig.layout.shapes if str(s.name).startswith(("phase", "marker"))]
+    assert not [s for s in fig.layout.shapes
+                if str(s.name).startswith(("strip", "marker", "tint"))]
 
 
 def test_overlays_are_projected_onto_the_plane(traj):
@@ -194,7 +242,10 @@ def test_overlays_are_projected_onto_the_plane(traj):
     dx, dy = as_array(diag.x)[1], as_array(diag.y)[1]
     assert dx < 0 and dy < 0 and dx == pytest.approx(dy)
     assert ray.line.dash != diag.line.dash  # max and min styled apart
-    cones = _trace(fig, "cone edges")  # the boundary of x = e₁ is the y axis
+    # named in words, the symbols in the hover
+    assert ray.name == "where positive neurons go" and "e₁ max" in ray.hovertemplate
+    assert diag.name == "where negative neurons go"
+    cones = _trace(fig, "on/off edge")  # the boundary of x = e₁ is the y axis
     cx = np.array([v for v in cones.x if v is not None], dtype=float)
     assert np.allclose(cx, 0.0, atol=1e-9)
 
@@ -207,7 +258,9 @@ def test_off_plane_direction_is_shortened():
     fig = main_figure(tr, Analysis(directions=(Direction("tilted", e3, "target"),)))
     ray = _trace(fig, "tilted")
     length = math.hypot(as_array(ray.x)[1], as_array(ray.y)[1])
-    assert length == pytest.approx(0.6 * 1.2, rel=1e-6)
+    clear = length / 0.6  # rays end on the labels' ring, just outside the neurons' disc
+    assert 1.0 < clear < 1.3
+    assert "60% in the plane" in ray.hovertemplate
     assert fig.figure.layout.xaxis.title.text.startswith(tr.plane_names[0])
     assert "plane axis" in fig.figure.layout.xaxis.title.text
 
@@ -243,6 +296,11 @@ def test_log_radius_is_fixed_scale(traj):
     af = main_figure(traj, options=_opts(radius="log"))
     r_first, r_last = _neuron_radii(af, 0), _neuron_radii(af, af.animation.n_frames - 1)
     assert r_first.max() < r_last.max() <= 1.0 + 1e-6  # neurons grow outward on a log scale
+    # the decade rings are named on the panel's axis (never over the neurons) and on hover
+    ya = af.figure.layout.yaxis
+    assert ya.showticklabels and ya.ticktext and all("10<sup>" in t for t in ya.ticktext)
+    assert np.all(np.diff(ya.tickvals) > 0) and max(ya.tickvals) <= 1.0 + 1e-9
+    assert not [t for t in af.figure.data if t.mode == "text" and "10<sup>" in str(t.text)]
 
 
 def test_status_message_in_title():

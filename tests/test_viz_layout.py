@@ -18,7 +18,7 @@ from dynamics.config import Config
 from dynamics.papers import PAPERS
 from dynamics.simulate import simulate
 from viz import sweeps as vs
-from viz.compare import PANEL_PX_COMPARE, column_px, compare_figure
+from viz.compare import column_px, compare_figure
 from viz.header import (
     DESIGN_WIDTH_PX,
     PHASES_LEGEND,
@@ -30,12 +30,13 @@ from viz.header import (
     pixel_anchored,
     top_legend_width,
 )
-from viz.label_layout import LINE_EM, PANEL_PX, Box, panel_text_boxes, text_lines, text_px
+from viz.label_layout import LINE_EM, Box, text_lines, text_px
 from viz.main_figure import main_figure
 from viz.options import FigureOptions
-from viz.phase_marks import MAX_LABELS, phase_table
+from viz.phase_strip import FILL_ALPHA, mix
+from viz.phase_table import phase_table
 from viz.player import design_height
-from viz.style import PHASE_COLOURS, phase_colour, rgba
+from viz.style import PHASE_COLOURS, phase_colour
 
 PRESENTER = FigureOptions(presenter=True)
 
@@ -85,82 +86,56 @@ def test_phase_colour_is_fixed_by_name():
     assert phase_colour("Phase I") != phase_colour("Phase II")
 
 
-def _band_colours(fig) -> dict[str, set[str]]:
+def _strip_colours(fig) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for s in fig.layout.shapes:
-        if str(s.name).startswith("phase:") and s.fillcolor:
-            name = s.name.split(":")[1]
-            out.setdefault(name, set()).add(s.fillcolor.rsplit(",", 1)[0])
+        if str(s.name).startswith("strip:") and s.fillcolor and "detected" in s.name:
+            out.setdefault(s.name.split(":")[1], set()).add(s.fillcolor)
     return out
 
 
 def test_same_phase_same_colour_in_runs_and_figures(runs):
     tr_a, an_a = runs["eps1e-6"]
     tr_b, an_b = runs["eps1"]
-    ca, cb = _band_colours(_main(tr_a, an_a)), _band_colours(_main(tr_b, an_b))
+    ca, cb = _strip_colours(_main(tr_a, an_a)), _strip_colours(_main(tr_b, an_b))
     common = set(ca) & set(cb)
     assert "fitting" in common
-    for name in common | set(ca) | set(cb):
-        colours = ca.get(name, set()) | cb.get(name, set())
-        assert colours == {rgba(phase_colour(name), 0.16).rsplit(",", 1)[0]}, name
-    cmp = _cmp(tr_a, tr_b, an_a, an_b)
-    legend = {t.name: t.marker.line.color for t in cmp.data if t.legendgroup
-              and str(t.legendgroup).startswith("phase:")}
-    assert legend and all(c == phase_colour(n) for n, c in legend.items())
-    for t in cmp.data:
-        if str(t.name).endswith("detected phases"):
-            names = [h.split(": ")[1].split(" at")[0] for h in t.hovertext]
-            assert list(t.marker.color) == [phase_colour(n) for n in names]
+    cmp = _strip_colours(_cmp(tr_a, tr_b, an_a, an_b))
+    for name in common | set(ca) | set(cb) | set(cmp):
+        colours = ca.get(name, set()) | cb.get(name, set()) | cmp.get(name, set())
+        assert colours == {mix(phase_colour(name), FILL_ALPHA)}, name  # opaque, by name
 
 
-# ----------------------------------------------------------------------------- labels
-def test_at_most_three_phase_labels_and_a_full_table(runs):
-    tr, an = runs["default"]
-    fig = _main(tr, an)
-    drawn = [a for a in fig.layout.annotations if str(a.name).startswith("time-label:")]
-    assert 1 <= len(drawn) <= MAX_LABELS
-    assert {"time-label:alignment", "time-label:fitting"} <= {a.name for a in drawn}
-    rows = phase_table(an)
-    assert len(rows) == len(an.phases) + len(an.markers)
-    assert [r["from t"] for r in rows] == sorted(r["from t"] for r in rows)
-    assert {"what", "name", "source", "from t", "to t", "colour", "evidence"} <= set(rows[0])
-    hover = " ".join(h for t in fig.data if t.name in ("phases", "time markers")
-                     for h in t.hovertext)
-    assert all(f"<b>{r['name']}</b>" in hover for r in rows)
-    # one legend of phases: one entry per name, in the band's colour
-    entries = [t for t in fig.data if str(t.legendgroup).startswith("phase:")]
-    assert sorted(t.name for t in entries) == sorted({p.name for p in an.phases})
+# ----------------------------------------------------------------------------- the strip
+def test_every_phase_is_in_the_strip_or_its_hover_and_in_the_table(runs):
+    for key in ("default", "boursier", "min_toy"):
+        tr, an = runs[key]
+        fig = _main(tr, an)
+        anns = [a for a in fig.layout.annotations if str(a.name).startswith("strip-")]
+        hover = " ".join(str(a.hovertext) for a in anns)
+        for ph in an.phases:
+            assert f"{ph.name} ({ph.source}" in hover, (key, ph.name)  # its paper's name
+        for mk in an.markers:
+            assert f"{mk.name} ({mk.source})" in hover, (key, mk.name)
+        # the main story is written in plain words on the strip (inside a block or a tab)
+        words = " ".join(str(a.text) for a in anns)
+        assert "neurons turn" in words, key
+        rows = phase_table(an)
+        assert len(rows) == len(an.phases) + len(an.markers)
+        assert [r["from t"] for r in rows] == sorted(r["from t"] for r in rows)
+        assert {"what", "name", "in words", "source", "from t", "to t", "colour",
+                "evidence"} <= set(rows[0])
 
 
-def _assert_disjoint(boxes: list[tuple[str, Box]], limit: float = 1.38) -> None:
-    for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
-        assert not a.overlaps(b), f"{ta!r} overlaps {tb!r}: {a} {b}"
-    for t, b in boxes:
-        assert b.inside(Box(-limit, limit, -limit, limit), tol=1e-6), (t, b)
-
-
-@pytest.mark.parametrize("key", ["default", "boursier", "angles", "angles2", "min_toy"])
-def test_neuron_panel_labels_do_not_overlap(runs, key):
-    tr, an = runs[key]
-    fig = main_figure(tr, an)
-    boxes = panel_text_boxes(fig, "x")
-    texts = " ".join(t for t, _ in boxes)
-    assert "loss = " in texts  # the readout is among the boxes
-    assert "extremal max 1" in texts  # the main theory label is drawn, not hidden
-    if key == "boursier":
-        assert "OLS direction" in texts and "y=1.1" in texts and "y=0.1" in texts
-    _assert_disjoint(boxes)
-    # also at a wider panel (more room) the boxes computed from the spec stay apart
-    _assert_disjoint(panel_text_boxes(fig, "x", unit_px=1.5 * PANEL_PX / 2.76))
-
-
-def test_compare_panel_labels_do_not_overlap(runs):
-    (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
-    fig = compare_figure(tr_a, tr_b, an_a, an_b)
-    for xa in ("x", "x2"):
-        boxes = panel_text_boxes(fig, xa, unit_px=PANEL_PX_COMPARE / 2.76)
-        assert any("loss = " in t for t, _ in boxes)
-        _assert_disjoint(boxes)
+def test_strip_blocks_never_overlap_and_fit_their_words(runs):
+    for key in ("default", "boursier", "min_toy", "eps1"):
+        for opts in (None, PRESENTER):
+            fig = _main(*runs[key], opts)
+            blocks = [s for s in fig.layout.shapes if str(s.name).startswith("strip:")]
+            for a, b in itertools.combinations(blocks, 2):
+                same_row = a.y0 == b.y0
+                apart = a.x1 <= b.x0 * (1 + 1e-9) or b.x1 <= a.x0 * (1 + 1e-9)
+                assert not same_row or apart, (key, a.name, b.name)
 
 
 # ----------------------------------------------------------------------------- norm axis
@@ -260,30 +235,38 @@ def test_presenter_figures_are_laid_out_in_pixels(runs):
         # keeps ~45 % of its height for the plots (the browser test measures the pages)
         header = 75 if name == "compare" else 100
         assert m.t + m.b <= 720 - header - 12 - 0.43 * 720, (name, m.t, m.b)
-        if name != "compare":  # phases in a column at the right, one row of labels
-            assert set(legend_names(fig, PHASES_LEGEND)) >= {"alignment"}, name
-            assert fig.layout.legend2.x > 1.0
-            lanes = {a.yshift for a in fig.layout.annotations
-                     if str(a.name or "").startswith("time-label:")}
-            assert len(lanes) == 1, (name, lanes)
+        # the phase strip and its one label lane sit at pixel offsets above the plots
+        blocks = [sh for sh in fig.layout.shapes if str(sh.name).startswith("strip:")]
+        assert blocks and all(sh.ysizemode == "pixel" for sh in blocks), name
+        lanes = {a.yshift for a in fig.layout.annotations
+                 if str(a.name or "").startswith("strip-label:")}
+        assert len(lanes) <= 1, (name, lanes)
 
 
 def test_compare_subtitles_do_not_collide(runs):
+    """The run titles over the neuron panels fit their columns and stay clear of each other
+    and of the run tags of the phase strips (at the left of the time panels)."""
     (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
-    fig = _cmp(tr_a, tr_b, an_a, an_b, labels=("run A (small ε)", "run B"))
-    m = fig.layout.margin
-    plot_w = DESIGN_WIDTH_PX - m.l - m.r
-    boxes = []
-    for a in fig.layout.annotations:
-        if a.yref == "paper" and a.y is not None and a.y >= 0.999 and a.xref == "paper":
+    for opts in (None, PRESENTER):
+        fig = _cmp(tr_a, tr_b, an_a, an_b, opts, labels=("run A (small ε)", "run B"))
+        m = fig.layout.margin
+        width = PRESENTER_WIDTH_PX if opts else DESIGN_WIDTH_PX
+        plot_w = width - m.l - m.r
+        boxes = []
+        for a in fig.layout.annotations:
             w, h = text_px(a.text, a.font.size or 14)
-            cx = m.l + a.x * plot_w
-            boxes.append((a.text, Box(cx - w / 2, cx + w / 2, 0, h)))
-    assert len(boxes) == 3  # A, B and the first time panel's title
-    for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
-        assert not a.overlaps(b), (ta, tb)
-    for k in (0, 1):
-        assert text_px(boxes[k][0], 14)[0] <= column_px(k)
+            if a.xref == "paper" and a.y is not None and a.y >= 0.999:  # run titles
+                cx = m.l + a.x * plot_w
+                boxes.append((a.text, Box(cx - w / 2, cx + w / 2, 0, h)))
+            elif str(a.name).startswith("strip-run:"):  # right-anchored left of the axis
+                x1 = m.l + fig.layout.xaxis3.domain[0] * plot_w + (a.xshift or 0)
+                boxes.append((a.text, Box(x1 - w, x1, a.yshift - h / 2, a.yshift + h / 2)))
+        assert len(boxes) == 4  # A, B, and the strips' run tags
+        for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+            assert not a.overlaps(b), (ta, tb)
+        for k in (0, 1):
+            assert text_px(boxes[k][0], fig.layout.annotations[k].font.size)[0] <= \
+                column_px(k, width)
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -334,26 +317,98 @@ def test_sweep_figures_have_no_nan_sizes():
 
 
 # ----------------------------------------------------------------------------- real data
-def test_real_data_presenter_titles_and_caption_fit_their_columns():
-    """Presenter mode at a 1280 px window: every panel title fits its panel's width and each
-    line of the frame caption fits its corner (text widths estimated as for the labels);
-    the normal figure keeps the full titles."""
+def test_real_data_titles_caption_and_strip_fit_their_columns():
+    """Presenter mode at a 1280 px window and normal mode at a 1600 px one (the player is
+    1140 px wide beside the sidebar): every panel title fits its panel's width, each line of
+    the frame caption fits its corner, the time axes have tick labels only at the bottom (no
+    tick label touches the next row's titles), and the phase strip sits above the first row
+    with the row's titles lifted over it."""
     from dynamics.papers.min import digits_config
     from viz.real_data import real_data_figure
     from viz.style import style_for
 
     cfg = digits_config(True).with_updates({"integrator.t_end": 2.0, "record.frames": 8})
     tr, an = _run(cfg)
-    small = style_for(True).small
-    fig = real_data_figure(tr, an, PRESENTER).figure
-    columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
-    for ann in fig.layout.annotations[:10]:  # make_subplots' titles: paper x at mid-column
-        width_px = min(d[1] - d[0] for d in columns if d[0] <= ann.x <= d[1]) * \
-            PRESENTER_WIDTH_PX
-        assert text_px(ann.text, small)[0] <= width_px, (ann.text, width_px)
-    cap = next(t for t in fig.data if getattr(t, "xaxis", None) == "x20")
-    corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * PRESENTER_WIDTH_PX
-    assert len(text_lines(cap.text[0])) == 2
-    assert text_px(cap.text[0], style_for(True).font)[0] <= corner_px, cap.text[0]
-    normal = real_data_figure(tr, an).figure
-    assert "band: min–max over a_j > 0" in normal.layout.annotations[0].text
+    for presenter, width in ((True, PRESENTER_WIDTH_PX), (False, 1140.0)):
+        small = style_for(presenter).small
+        fig = real_data_figure(tr, an, PRESENTER if presenter else None).figure
+        columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
+        plot_w = width - fig.layout.margin.l - fig.layout.margin.r
+        for ann in fig.layout.annotations[:10]:  # make_subplots' titles: x at mid-column
+            width_px = min(d[1] - d[0] for d in columns if d[0] <= ann.x <= d[1]) * plot_w
+            assert text_px(ann.text, small)[0] <= width_px, (presenter, ann.text, width_px)
+        cap = next(t for t in fig.data if getattr(t, "xaxis", None) == "x20")
+        corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * plot_w
+        assert len(text_lines(cap.text[0])) == 2
+        assert text_px(cap.text[0], style_for(presenter).font)[0] <= corner_px, cap.text[0]
+        time = [k for k in fig.layout if k.startswith("xaxis") and fig.layout[k].type == "log"]
+        bottom = [k for k in time if fig.layout[k].title.text]
+        assert bottom and all(fig.layout[k].showticklabels is False for k in time
+                              if k not in bottom)
+        blocks = [sh for sh in fig.layout.shapes if str(sh.name).startswith("strip:")]
+        assert blocks and all(sh.ysizemode == "pixel" for sh in blocks)
+        lifted = [a for a in fig.layout.annotations[:10] if a.yshift]
+        assert len(lifted) == 2  # the two time columns' first titles
+        words = " ".join(str(a.text) for a in fig.layout.annotations
+                         if str(a.name).startswith("strip-"))
+        assert "neurons turn" in words
+
+
+# ----------------------------------------------------------------------------- sweep curves
+def _xy(t) -> tuple[np.ndarray, np.ndarray] | None:
+    if t.x is None or t.y is None or (t.showlegend is False and t.fill):
+        return None
+    x, y = np.asarray(t.x, dtype=object), np.asarray(t.y, dtype=object)
+    if x.size == 0 or x.size != y.size or any(v is None for v in y):
+        return None
+    return x, y.astype(float)
+
+
+def hidden_pairs(fig) -> list[tuple[str, str]]:
+    """Curves drawn exactly over an earlier one (same points, same axes) that hide it: the
+    later one is not thinner, its markers are not smaller and not hollow."""
+    out = []
+    drawn = [(t, _xy(t)) for t in fig.data if t.type == "scatter" and not t.fill]
+    for (e, ex), (lt, lx) in itertools.combinations([d for d in drawn if d[1]], 2):
+        same_axes = (e.xaxis, e.yaxis) == (lt.xaxis, lt.yaxis)
+        if not same_axes or ex[0].shape != lx[0].shape or not (
+                np.array_equal(ex[0], lx[0]) and np.allclose(ex[1], lx[1])):
+            continue
+        thinner = "lines" in (lt.mode or "") and (lt.line.width or 2) < (e.line.width or 2)
+        smaller = "markers" in (lt.mode or "") and (lt.marker.size or 6) < (e.marker.size or 6)
+        hollow = str(lt.marker.symbol or "").endswith("-open")
+        if not (thinner or smaller or hollow):
+            out.append((str(e.name), str(lt.name)))
+    return out
+
+
+def _coinciding_table() -> pd.DataFrame:
+    """Runs where every scheme, γ and d gives the same numbers: all curves coincide."""
+    rows = []
+    for g in (0.0, 0.05):
+        for scheme in ("balanced", "dominated", "gaussian"):
+            for lam in (4.0 ** -5, 4.0 ** -4, 4.0 ** -3, 1.0):
+                for dim in (2, 4):
+                    for p in (1.0, 2.0):
+                        rows.append({"model.gamma": g, "init.scheme": scheme, "seed": 0,
+                                     "init.scale": lam, "status": "completed", "data.d": dim,
+                                     "trapped": lam < 0.5, "max_angle": 10 * lam,
+                                     "data.angle_deg": 30.0, "data.p": p,
+                                     "t_phase_III": 5.0, "t_phase_IV": 9.0,
+                                     "t_phase_IV_pred": 9.0, "final_loss": 0.1})
+    return pd.DataFrame(rows)
+
+
+def test_no_sweep_curve_hides_exactly_under_another():
+    df = _coinciding_table()
+    figs = {"trap": vs.trap_figure(df), "max angle": vs.max_angle_figure(df, table={}),
+            "phase times": vs.phase_times_figure(df),
+            "lines": vs.lines_figure(df, "init.scale", "final_loss", color="init.scheme")}
+    for name, fig in figs.items():
+        assert hidden_pairs(fig) == [], name
+        names = legend_names(fig)
+        assert len(names) <= 7 and len(names) == len(set(names)), (name, names)
+    # the check sees a curve drawn the same way over an equal one
+    bad = go.Figure([go.Scatter(x=[1, 2], y=[0, 1], name="a", line={"width": 2}),
+                     go.Scatter(x=[1, 2], y=[0, 1], name="b", line={"width": 2})])
+    assert hidden_pairs(bad) == [("a", "b")]

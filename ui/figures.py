@@ -32,7 +32,7 @@ from viz.real_data import real_data_figure
 
 from . import server
 
-VIZ_VERSION = "1"  # bump when a figure changes for the same trajectory and options
+VIZ_VERSION = "2"  # bump when a figure changes for the same trajectory and options
 MAX_ENTRIES = 256
 MAX_MB = 256.0
 

@@ -102,6 +102,31 @@ def legend_names(fig: go.Figure, legend: str | None = None) -> list[str]:
             and (legend is None or (tr.legend or "legend") == legend)]
 
 
+MAX_LEGEND = 7  # legend entries per figure; the rest are named on hover
+
+
+def cap_legend(fig: go.Figure, max_entries: int = MAX_LEGEND,
+               rows: tuple[int, float, float] | None = None) -> list[str]:
+    """Keep at most `max_entries` entries in the legend — the lowest `legendrank` first, then
+    in drawing order — and, with `rows` = (n, font size, width px), no more than fill n rows
+    of a horizontal legend that wide; take the others out of it (every trace names itself on
+    hover). Returns the names taken out."""
+    shown = [(tr.legendrank if tr.legendrank is not None else 1000, i, tr)
+             for i, tr in enumerate(fig.data) if tr.showlegend is not False]
+    shown.sort(key=lambda it: (it[0], it[1]))
+    keep = min(max_entries, len(shown))
+    if rows is not None:
+        n, size, width = rows
+        while keep > 1 and legend_rows([str(t.name) for _r, _i, t in shown[:keep]], size,
+                                       width) > n:
+            keep -= 1
+    out = []
+    for _rank, _i, tr in shown[keep:]:
+        tr.showlegend = False
+        out.append(str(tr.name))
+    return out
+
+
 # ----------------------------------------------------------------------------- any height
 def titled_legend(legend: dict, title: dict) -> dict:
     """`legend` (a horizontal legend dict) carrying the figure's `title` (text, font) as its
@@ -196,7 +221,24 @@ def pixel_anchored(fig: go.Figure, height: float, width_px: float = PRESENTER_WI
     return fig
 
 
-__all__ = ["DESIGN_WIDTH_PX", "GAP_PX", "LEGEND_ITEM_PX", "PHASES_LEGEND", "PRESENTER_WIDTH_PX",
-           "TITLE_PAD_PX", "Header", "column_legend_px", "header",
-           "header_layout", "legend_names", "legend_row_px", "legend_rows", "phases_legend",
-           "pixel_anchored", "titled_legend", "top_legend_width"]
+__all__ = [
+    "DESIGN_WIDTH_PX",
+    "GAP_PX",
+    "LEGEND_ITEM_PX",
+    "MAX_LEGEND",
+    "PHASES_LEGEND",
+    "PRESENTER_WIDTH_PX",
+    "TITLE_PAD_PX",
+    "Header",
+    "cap_legend",
+    "column_legend_px",
+    "header",
+    "header_layout",
+    "legend_names",
+    "legend_row_px",
+    "legend_rows",
+    "phases_legend",
+    "pixel_anchored",
+    "titled_legend",
+    "top_legend_width",
+]

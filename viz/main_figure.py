@@ -3,8 +3,9 @@
 Left: the 2D neuron panel (`viz.neuron_panel`) — each neuron w_j at its direction in the
 trajectory's plane, coloured by sign(a_j) and sized by norm, with the data, the activation-cone
 boundaries and the theory's directions. Right: per-neuron norms, the loss and the accuracy on
-one shared time axis (`viz.time_axes`, `viz.time_panels`) with a moving time cursor, and the
-phases and time markers of an `Analysis` on every time axis (`viz.phase_marks`). The player
+one shared time axis (`viz.time_axes`, `viz.time_panels`) with a moving time cursor, the
+phases of an `Analysis` as a strip above them and its time markers as labelled lines
+(`viz.phase_strip`); under the slider, a sentence per frame (`viz.commentary`). The player
 (`viz/player/`, in the page or an exported HTML file) draws Play/Pause and the time slider.
 
 Pure: Trajectory (+ Analysis) and `FigureOptions` in, `AnimatedFigure` out; nothing here
@@ -24,24 +25,21 @@ from dynamics.trajectory import Trajectory
 
 from .animation import AnimatedFigure, Animation
 from .arrays import f32, f64
+from .commentary import captions
 from .header import (
     DESIGN_WIDTH_PX,
-    PHASES_LEGEND,
     PRESENTER_WIDTH_PX,
+    cap_legend,
     header,
     header_layout,
     legend_names,
-    phases_legend,
     titled_legend,
-    top_legend_width,
 )
-from .label_layout import layout_panel, wrap_to_px
+from .label_layout import PANEL_PX, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
-    caption_xy,
     cone_trace,
     data_traces,
-    direction_traces,
     guide_traces,
     neuron_frame,
     neuron_marker,
@@ -49,7 +47,8 @@ from .neuron_panel import (
     radius_scale,
 )
 from .options import FigureOptions
-from .phase_marks import add_time_annotations, lane_px, phase_names, time_labels
+from .panel_labels import caption_below, panel_overlays, ring_ticks
+from .phase_strip import AXIS_PX, plan_strip, strip_items, tint_shapes
 from .player import fit_any_height, frame_ms
 from .style import GRID, INK, NEGATIVE, POSITIVE, Style
 from .time_axes import (
@@ -60,9 +59,16 @@ from .time_axes import (
     time_axis_spec,
 )
 from .time_panels import cursor_trace, loss_series, norm_traces
+from .wording import LEGEND_WORDS
 
 MARGIN_L, MARGIN_R = 64, 16
-PRESENTER_AXIS_PX = 420  # narrowest time axis in presenter mode (1280 px window, no sidebar)
+# narrowest time axis in presenter mode: 558 px at a 1280 px window (no sidebar) on every page
+PRESENTER_AXIS_PX = 540
+# presenter mode at 1280×720: the page above and the player below leave the figure 530 px
+# (Explorer, under the lesson bar); its plots keep ≥ 45 % of the window (324 px), so its top
+# margin stays under ~136 px: a smaller title, a one-row legend, a strip of at most two
+# levels (two rows, or a row and a lane for its tabs and markers)
+PRESENTER_LEVELS = 2
 
 
 # ----------------------------------------------------------------------------- the figure
@@ -112,21 +118,14 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     time_axes = [(f"x{k + 2}", f"y{k + 2}") for k in range(n_time)]
 
     def caption_text(f: int, top: float) -> str:
-        return (f"t = {fmt_time(float(traj.t[f]))}<br>max ‖w‖ = {top:.2g}"
-                f"<br>loss = {float(traj.loss[f]):.3g}")
+        return f"t = {fmt_time(float(traj.t[f]))} · max ‖w‖ = {top:.2g}"
 
-    # -- neuron panel: static layers first, neurons on top; labels placed off each other and
-    # off the frame caption (in the corner with the fewest rays)
+    # -- neuron panel: static layers, the rays and their rim labels, neurons on top
+    unit_px = PANEL_PX / (2 * PANEL_LIMIT)
+    rays, label_traces = panel_overlays(traj, analysis, style, unit_px)
     cone = cone_trace(traj, analysis)
     panel = [*guide_traces(scale, style), *([cone] if cone is not None else []),
-             *data_traces(traj, style), *direction_traces(traj, analysis, style)]
-    with np.errstate(all="ignore"):
-        tops = np.nanmax(np.asarray(traj.norms, float)[np.ix_(fidx, sel)], axis=1) \
-            if fidx.size and sel.size else np.zeros(fidx.size)
-    corner = layout_panel(panel, limit=PANEL_LIMIT, small=style.small, caption_size=style.font,
-                          prefer=("top left", "bottom left", "top right", "bottom right"),
-                          captions=[caption_text(int(f), float(v))
-                                    for f, v in zip(fidx, tops, strict=True)] or ["t"])
+             *data_traces(traj, style), *rays, *label_traces]
     for tr in panel:
         fig.add_trace(tr, row=1, col=1)
     f_start = int(fidx[0]) if fidx.size else 0
@@ -134,34 +133,30 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     fixed = signs is None or bool(np.all(signs == signs[:1]))
     pos0, neg0, top0 = neuron_frame(traj, f_start, sel, scale, style, not fixed)
     if fixed:
-        hover = "%{text}<br>‖w‖ = %{customdata:.3g}<extra>%{fullData.name}</extra>"
         s0 = signs[0] if signs is not None else np.ones(sel.size, bool)
         pos0["text"] = [f"neuron {j}" for j in sel[s0]]
         neg0["text"] = [f"neuron {j}" for j in sel[~s0]]
+        cd = "%{customdata:.3g}"
+        who = "%{text}"
     else:
-        hover = ("neuron %{customdata[0]:.0f}<br>‖w‖ = %{customdata[1]:.3g}"
-                 "<extra>%{fullData.name}</extra>")
+        cd = "%{customdata[1]:.3g}"
+        who = "neuron %{customdata[0]:.0f}"
     i_pos = len(fig.data)
     fig.add_trace(go.Scatter(
-        mode="markers", name="a_j > 0", legendgroup="pos", hovertemplate=hover, legendrank=1,
+        mode="markers", name=LEGEND_WORDS["pos"], legendgroup="pos", legendrank=1,
+        hovertemplate=f"{who}, a_j > 0<br>‖w_j‖ = {cd}<extra></extra>",
         x=pos0["x"], y=pos0["y"], customdata=pos0["customdata"], text=pos0.get("text"),
         marker=neuron_marker(POSITIVE, "circle", pos0["marker"]["size"])),
         row=1, col=1)
     i_neg = len(fig.data)
     fig.add_trace(go.Scatter(
-        mode="markers", name="a_j < 0", legendgroup="neg", hovertemplate=hover, legendrank=2,
+        mode="markers", name=LEGEND_WORDS["neg"], legendgroup="neg", legendrank=2,
+        hovertemplate=f"{who}, a_j < 0<br>‖w_j‖ = {cd}<extra></extra>",
         x=neg0["x"], y=neg0["y"], customdata=neg0["customdata"], text=neg0.get("text"),
         marker=neuron_marker(NEGATIVE, "square", neg0["marker"]["size"])),
         row=1, col=1)
     i_cap = len(fig.data)
-
-    def caption(f: int, top: float) -> dict:
-        return {"x": where["x"], "y": where["y"], "text": [caption_text(f, top)]}
-
-    where = caption_xy(corner)
-    fig.add_trace(go.Scatter(mode="text", textposition=where["textposition"], hoverinfo="skip",
-                             showlegend=False, textfont={"size": style.font, "color": INK},
-                             name="frame caption", **caption(f_start, top0)), row=1, col=1)
+    fig.add_trace(caption_below(caption_text(f_start, top0), style), row=1, col=1)
 
     # -- time panels
     cursor_idx: list[int] = []
@@ -195,15 +190,17 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     lim = [-PANEL_LIMIT, PANEL_LIMIT]
     d = traj.X.shape[1]
     xname, yname = traj.plane_names
+    rings, ring_text = ring_ticks(scale, style.small * 0.9, unit_px)
     fig.update_xaxes(range=lim, row=1, col=1, zeroline=True, zerolinecolor=GRID,
                      showgrid=False, constrain="domain", ticks="", showticklabels=False,
                      title={"text": f"{xname}" + (" (plane axis 1)" if d > 2 else ""),
-                            "standoff": 4})
+                            "standoff": round(style.small * 1.25 + 8)})
     fig.update_yaxes(range=lim, row=1, col=1, zeroline=True, zerolinecolor=GRID,
                      showgrid=False, scaleanchor="x", scaleratio=1, constrain="domain",
-                     ticks="", showticklabels=False,
-                     title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else ""),
-                            "standoff": 2})
+                     ticks="", showticklabels=bool(rings), tickvals=rings or None,
+                     ticktext=ring_text or None, tickfont={"size": style.small * 0.9},
+                     title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else "")
+                            + (" · rings: ‖w_j‖" if rings else ""), "standoff": 2})
     for k, (_xa, _ya) in enumerate(time_axes):
         bottom = k == n_time - 1
         fig.update_xaxes(
@@ -218,13 +215,15 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
                 dtick = max(dtick, math.ceil((math.log10(hi) - math.log10(lo)) / 3))
             fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=k + 1,
                              col=2, gridcolor=GRID, exponentformat="power", dtick=dtick,
-                             title={"text": time_titles[k], "standoff": 4})
+                             title={"text": time_titles[k], "standoff": 4,
+                                    "font": {"size": style.small}})
         else:
             fig.update_yaxes(range=[lo, hi], row=k + 1, col=2, gridcolor=GRID,
                              tickformat=".0%", dtick=0.5,
-                             title={"text": time_titles[k], "standoff": 4})
+                             title={"text": time_titles[k], "standoff": 4,
+                                    "font": {"size": style.small}})
 
-    # -- frames: the moving traces' values, played by the browser
+    # -- frames: the moving traces' values, played by the browser, with the commentary
     frames: list[list[dict]] = []
     labels: list[str] = []
     for f in (int(f) for f in fidx):
@@ -235,37 +234,40 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
         labels.append(f"t = {fmt_time(float(traj.t[f]))}")
     anim = Animation.from_frames(frames, [i_pos, i_neg, i_cap, *cursor_idx], labels,
                                  frame_ms=frame_ms(len(frames)),
+                                 captions=captions(traj, analysis, fidx),
                                  dtypes={"marker.size": "u1"})
-    # presenter mode: one row of phase labels (the rest are in the phases' legend and the
-    # hover), laid out for the wider time axes of a window without sidebar
-    marks = {"max_lanes": 1, "axis_px": PRESENTER_AXIS_PX} if presenter else {}
-    lanes = len({lab.lane for lab in time_labels(analysis, spec, style, **marks)})
+    # the phase strip above the time panels, laid out for their narrowest width (presenter:
+    # a window without sidebar, wider axes, at most PRESENTER_LEVELS levels)
+    if presenter:
+        strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, max_rows=2,
+                           max_lanes=0, size=style.small * 0.8)
+        if strip.rows < PRESENTER_LEVELS:
+            strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX,
+                               max_rows=PRESENTER_LEVELS, size=style.small * 0.8,
+                               max_lanes=PRESENTER_LEVELS - strip.rows)
+    else:
+        strip = plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=2)
+    shapes, anns = strip_items(strip, spec, "x2", time_axes, style)
+    fig.layout.shapes = (*tint_shapes(strip, time_axes), *shapes)
     title = _title(traj, style, int(sel.size))
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
-    below_px = max(subtitle_px, 4 + lanes * lane_px(style))
-    if presenter:  # window-wide: the panel's legend under the title, the phases at the right
-        wrap = top_legend_width(PRESENTER_WIDTH_PX, MARGIN_L, MARGIN_R,
-                                phase_names(analysis, spec), style.small)
-        hd = header(title, style.title, style.font, legend_names(fig), style.small, below_px,
-                    width_px=wrap)
-    else:
-        hd = header(title, style.title, style.font,
-                    legend_names(fig) + phase_names(analysis, spec), style.small, below_px)
+    below_px = max(subtitle_px, strip.height_px())
+    title_size = style.font if presenter else style.title
+    wrap = PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter else DESIGN_WIDTH_PX
+    cap_legend(fig, rows=(1, style.small, wrap - 10.0) if presenter else None)
+    hd = header(title, title_size, style.font, legend_names(fig), style.small, below_px,
+                width_px=wrap)
     top_px = max(hd.top_px, 72.0)
     plot_px = style.height - 96 - 118  # the plot area keeps its height
     bottom_px = round(52 * style.font / 15.0)  # tick labels and the time axis' title
     height = round(plot_px + top_px + bottom_px)
-    add_time_annotations(fig, analysis, time_axes, spec, style, **marks)
+    fig.layout.annotations = (*fig.layout.annotations, *anns)
 
     head = header_layout(hd, height, style.small)
-    head["title"] = {**head["title"], "text": title, "font": {"size": style.title, "color": INK}}
+    head["title"] = {**head["title"], "text": title, "font": {"size": title_size, "color": INK}}
     if presenter:  # any height (the figure fills the window): see `viz.header.pixel_anchored`
         head["legend"] = titled_legend(head["legend"], head["title"])
         head["title"] = {"text": ""}
-        for tr in fig.data:  # the phases' legend: a column right of the time panels
-            if str(tr.legendgroup or "").startswith("phase:"):
-                tr.legend = PHASES_LEGEND
-        fig.update_layout({PHASES_LEGEND: phases_legend(style.small)})
     fig.update_layout(
         template="plotly_white",
         title=head["title"],
@@ -281,7 +283,8 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     fig.layout.annotations[0].font = {"size": style.font, "color": INK}  # panel title
     meta = {"frames": len(frames), "neurons_drawn": int(sel.size), "norm_curves": n_curves,
             "time_axis": spec.title, "frame_duration_ms": anim.frame_ms,
-            "caption_corner": corner, "legend_rows": hd.legend_rows, "label_lanes": lanes}
+            "legend_rows": hd.legend_rows,
+            "strip_rows": strip.rows, "label_lanes": strip.lanes}
     fig.update_layout(meta=meta)
     if presenter:
         fit_any_height(fig)

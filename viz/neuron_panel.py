@@ -3,9 +3,10 @@
 Each neuron w_j is drawn at its direction in the trajectory's plane P (2 × d), at a radius
 that is its norm relative to the largest in the frame ("normalised") or log‖w_j‖ on a fixed
 scale ("log"), coloured by sign(a_j) and sized by norm. Static layers: reference circles, the
-data as arrows (or points), the activation-cone boundaries ⟨w, x_i⟩ = 0 cut by the plane, and
-the theory's directions as named rays. The unit circle is the largest neuron; the panel spans
-±PANEL_LIMIT.
+data as arrows (or points) and the activation-cone boundaries ⟨w, x_i⟩ = 0 cut by the plane;
+the theory's rays and every label are in `viz.panel_labels`. The unit circle is the largest
+neuron, and nothing a frame draws goes beyond it but the rays and the labels on the rim; the
+panel spans ±PANEL_LIMIT.
 """
 
 from __future__ import annotations
@@ -17,27 +18,25 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from dynamics.annotations import Analysis, Direction
+from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
 from .arrays import f32, typed
-from .label_layout import caption_anchor, ray_label_position
 from .style import (
-    DEFAULT_DIRECTION_STYLE,
-    DIRECTION_STYLE,
     GRID,
     INK,
     NEGATIVE,
-    NEUTRAL,
     POSITIVE,
     REGRESSION_SCALE,
     Style,
 )
+from .wording import LEGEND_WORDS
 
 RadiusMode = Literal["normalised", "log"]
 
-PANEL_LIMIT = 1.38  # half-width of the neuron panel (unit circle = the largest neuron)
-RAY_LENGTH = 1.2  # theory rays end just outside the unit circle
+PANEL_LIMIT = 1.5  # half-width of the neuron panel (unit circle = the largest neuron)
+RAY_LENGTH = 1.1  # theory rays end just outside the unit circle (figures: the labels' ring)
+ARROW_SCALE = 1.05  # data arrow heads: this × the largest neuron marker
 LOG_DECADES = 8.0  # log-radius mode shows at most this many decades of ‖w_j‖
 MAX_ARROWS = 40  # more data points than this are drawn as dots, not arrows
 MAX_CONES = 40  # more boundaries than this are left out (they would fill the panel)
@@ -126,7 +125,8 @@ def neuron_frame(traj: Trajectory, f: int, sel: np.ndarray, scale: RadiusScale,
 
 
 def guide_traces(scale: RadiusScale, style: Style) -> list[go.Scatter]:
-    """Reference circles: the unit circle (normalised) or decade rings (log)."""
+    """Reference circles: the unit circle (normalised) or decade rings (log; their values are
+    the panel's x tick labels, `ring_ticks`, and on hover)."""
     th = np.linspace(0, 2 * np.pi, 121)
     traces: list[go.Scatter] = []
     if scale.mode == "normalised":
@@ -141,12 +141,10 @@ def guide_traces(scale: RadiusScale, style: Style) -> list[go.Scatter]:
         if r <= 0:
             continue
         traces.append(go.Scatter(
-            x=f32(r * np.cos(th)), y=f32(r * np.sin(th)), mode="lines", hoverinfo="skip",
-            line={"color": GRID, "width": 1.2, "dash": "dot"}, showlegend=False))
-        traces.append(go.Scatter(
-            x=[r * math.cos(math.radians(100))], y=[r * math.sin(math.radians(100))],
-            mode="text", text=[f"10<sup>{k}</sup>"], hoverinfo="skip", showlegend=False,
-            textfont={"size": style.small * 0.9, "color": NEUTRAL}))
+            x=f32(r * np.cos(th[::6])), y=f32(r * np.sin(th[::6])), mode="lines",
+            line={"color": GRID, "width": 1.2, "dash": "dot"}, showlegend=False,
+            name=f"‖w_j‖ = 10^{k}", hovertemplate=f"ring: ‖w_j‖ = 10<sup>{k}</sup>"
+                                                  "<extra></extra>"))
     return traces
 
 
@@ -178,35 +176,39 @@ def cone_trace(traj: Trajectory, analysis: Analysis | None) -> go.Scatter | None
         ys += [-L * p[1], L * p[1], None]
     if not seen:
         return None
-    return go.Scatter(x=xs, y=ys, mode="lines", name="cone edges", legendrank=30,
+    return go.Scatter(x=xs, y=ys, mode="lines", name=LEGEND_WORDS["cones"], legendrank=30,
                       line={"color": "#9A9A9A", "width": 1.3, "dash": "dot"},
                       hoverinfo="skip", legendgroup="cones")
 
 
 def data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
-    """The data projected onto the plane, scaled so the longest x_i has length 1."""
+    """The data projected onto the plane, scaled so the longest x_i has length 1: arrows from
+    the origin (dots beyond MAX_ARROWS points), blue for label +1, vermillion for −1, a
+    light-to-dark scale for regression targets (their values are labelled on the rim:
+    `value_labels`)."""
     X = np.asarray(traj.X, dtype=float)
     y = np.asarray(traj.y, dtype=float)
     if X.size == 0:
         return []
-    P = np.asarray(traj.plane, dtype=float)
-    scale = float(np.linalg.norm(X, axis=1).max()) or 1.0
-    xy = (X @ P.T) / scale
+    xy = data_xy(traj)
     n = X.shape[0]
     traces: list[go.Scatter] = []
     arrows = n <= MAX_ARROWS
     classification = bool(np.all(np.isin(y, (-1.0, 1.0))))
-    if classification:
-        groups = [(y > 0, POSITIVE, "y = +1"), (y < 0, NEGATIVE, "y = −1")]
+    if classification:  # one legend entry: the arrows' colours are the neurons' colours
+        groups = [(y > 0, POSITIVE, LEGEND_WORDS["data±"]), (y < 0, NEGATIVE,
+                                                            LEGEND_WORDS["data±"])]
     else:
-        groups = [(np.ones(n, bool), None, "data (colour = y)")]
+        groups = [(np.ones(n, bool), None, LEGEND_WORDS["data"])]
+    shown = False
     for mask, colour, name in groups:
         if not mask.any():
             continue
         pts = xy[mask]
         lab = y[mask]
         idx = np.flatnonzero(mask)
-        hover = [f"x<sub>{i + 1}</sub>, y = {v:.3g}" for i, v in zip(idx, lab, strict=True)]
+        hover = [f"data point x<sub>{i + 1}</sub>, label y = {v:.3g}"
+                 for i, v in zip(idx, lab, strict=True)]
         if arrows:
             lx: list[float | None] = []
             ly: list[float | None] = []
@@ -215,10 +217,10 @@ def data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
                 ly += [0.0, float(py), None]
             traces.append(go.Scatter(
                 x=lx, y=ly, mode="lines", hoverinfo="skip", showlegend=False,
-                legendgroup=name, line={"color": colour or INK, "width": style.line * 1.1},
+                legendgroup="data", line={"color": colour or INK, "width": style.line * 1.1},
                 opacity=0.75))
             angles = 90.0 - np.degrees(np.arctan2(pts[:, 1], pts[:, 0]))
-            marker: dict = {"symbol": "arrow", "size": style.marker_max * 1.05,
+            marker: dict = {"symbol": "arrow", "size": style.marker_max * ARROW_SCALE,
                             "angle": angles.tolist(), "line": {"width": 0}}
         else:
             marker = {"symbol": "diamond", "size": style.marker_min, "opacity": 0.55,
@@ -228,76 +230,21 @@ def data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
         else:
             marker.update({"color": lab.tolist(), "colorscale": REGRESSION_SCALE,
                            "showscale": False})
-        text = None
-        mode = "markers"
-        if not classification and n <= MAX_VALUE_LABELS:
-            text = [f"y={v:.2g}" for v in lab]
-            mode = "markers+text"
         traces.append(go.Scatter(
-            x=pts[:, 0].tolist(), y=pts[:, 1].tolist(), mode=mode, marker=marker, name=name,
-            legendrank=5, meta={"data": True},
-            legendgroup=name, text=text, textposition="top center",
-            textfont={"size": style.small, "color": INK}, hovertext=hover,
+            x=pts[:, 0].tolist(), y=pts[:, 1].tolist(), mode="markers", marker=marker,
+            name=name, legendrank=5, meta={"data": True}, legendgroup="data",
+            showlegend=not shown, hovertext=hover,
             hovertemplate="%{hovertext}<extra></extra>"))
+        shown = True
     return traces
 
 
-def direction_traces(traj: Trajectory, analysis: Analysis | None,
-                      style: Style) -> list[go.Scatter]:
-    """Rays for the analysis' directions (styled by kind) and the data-signal directions."""
+def data_xy(traj: Trajectory) -> np.ndarray:
+    """(n, 2) data points in the panel (projected, the longest scaled to length 1)."""
+    X = np.asarray(traj.X, dtype=float)
     P = np.asarray(traj.plane, dtype=float)
-    items: list[Direction] = list(analysis.directions) if analysis is not None else []
-    names = {d.name for d in items}
-    for name, v in traj.directions.items():
-        if name not in names:
-            items.append(Direction(name=name, vector=np.asarray(v, dtype=float), kind="signal"))
-    drawn: list[tuple[np.ndarray, float, Direction, list[str], list[str]]] = []
-    for d in items:
-        v = np.asarray(d.vector, dtype=float).ravel()
-        if v.shape[0] != P.shape[1] or not np.all(np.isfinite(v)):
-            continue
-        nv = float(np.linalg.norm(v))
-        if nv == 0:
-            continue
-        u = P @ v / nv  # length < 1 when v leaves the plane
-        lu = float(np.linalg.norm(u))
-        if lu < 0.05:
-            continue  # nearly orthogonal to the plane: nothing to draw
-        same = next((e for e in drawn if float(e[0] @ u) / (lu * e[1]) > 0.9995), None)
-        if same is not None:
-            same[3].append(d.name)  # one label on the ray for both names
-            if same[2].kind == d.kind:
-                same[4].append(d.name)
-                continue
-            drawn.append((u, lu, d, [], [d.name]))  # its own style, no second label
-        else:
-            drawn.append((u, lu, d, [d.name], [d.name]))
-    traces: list[go.Scatter] = []
-    kinds_shown: set[str] = set()
-    for u, lu, d, label_names, names_here in drawn:
-        st = DIRECTION_STYLE.get(d.kind, DEFAULT_DIRECTION_STYLE)
-        end = u * RAY_LENGTH
-        label = ", ".join(label_names)
-        hname = ", ".join(names_here)
-        is_signal = d.kind == "signal"
-        kind = d.kind.replace("_", " ")
-        show = d.kind not in kinds_shown
-        kinds_shown.add(d.kind)
-        legend_name = "data signals" if is_signal else kind
-        note = f"<br>{d.note}" if d.note else ""
-        off_plane = f"<br>{lu:.0%} in the plane" if lu < 0.99 else ""
-        traces.append(go.Scatter(
-            x=[0.0, float(end[0])], y=[0.0, float(end[1])],
-            mode="lines+text" if label else "lines", text=["", label] if label else None,
-            textposition=ray_label_position(float(end[0]), float(end[1])),
-            textfont={"size": style.small * (1.0 if is_signal else 1.1),
-                      "color": str(st["color"])},
-            line={"color": str(st["color"]), "dash": str(st["dash"]),
-                  "width": float(st["width"]) * style.line / 2},
-            name=legend_name, legendgroup=d.kind, legendrank=20, cliponaxis=False,
-            showlegend=show, hovertemplate=f"{hname}{note}{off_plane}<extra></extra>",
-            meta={"direction": hname, "kind": d.kind}, opacity=0.8 if is_signal else 1.0))
-    return traces
+    scale = float(np.linalg.norm(X, axis=1).max()) if X.size else 1.0
+    return (X @ P.T) / (scale or 1.0)
 
 
 def neuron_marker(colour: str, symbol: str, size: object) -> dict:
@@ -306,13 +253,7 @@ def neuron_marker(colour: str, symbol: str, size: object) -> dict:
             "line": {"width": 0.8, "color": "white"}}
 
 
-def caption_xy(corner: str) -> dict:
-    """Position and textposition of a frame caption in a corner of the panel ("top left", …;
-    `label_layout.caption_anchor`)."""
-    x, y, pos = caption_anchor(corner, PANEL_LIMIT)
-    return {"x": [x], "y": [y], "textposition": pos}
-
-
-__all__ = ["LOG_DECADES", "MAX_ARROWS", "MAX_CONES", "PANEL_LIMIT", "RAY_LENGTH", "RadiusMode",
-           "RadiusScale", "caption_xy", "cone_trace", "data_traces", "direction_traces",
-           "guide_traces", "neuron_frame", "neuron_marker", "neuron_subset", "radius_scale"]
+__all__ = ["ARROW_SCALE", "LOG_DECADES", "MAX_ARROWS", "MAX_CONES", "MAX_VALUE_LABELS",
+           "PANEL_LIMIT", "RAY_LENGTH", "RadiusMode", "RadiusScale", "cone_trace", "data_traces",
+           "data_xy", "guide_traces", "neuron_frame", "neuron_marker", "neuron_subset",
+           "radius_scale"]

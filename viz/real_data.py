@@ -31,8 +31,9 @@ from dynamics.trajectory import Trajectory
 
 from .animation import AnimatedFigure, Animation
 from .arrays import f32, f64
+from .commentary import REAL_DATA, captions
 from .options import FigureOptions
-from .phase_marks import add_phase_bands
+from .phase_strip import plan_strip, strip_items, tint_shapes
 from .player import fit_any_height, frame_ms
 from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba
 from .time_axes import fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
@@ -41,6 +42,7 @@ from .time_panels import cursor_trace
 IMAGE_SCALE = [[0.0, "#B2182B"], [0.25, "#EF8A62"], [0.5, "#F7F7F7"], [0.75, "#67A9CF"],
                [1.0, "#2166AC"]]  # diverging, 0 = white; readable in grey and for CVD
 MAX_BAR_COORDS = 64
+STRIP_AXIS_PX = 255  # narrowest time panel (258 px at a 1600 px window beside the sidebar)
 
 
 # ----------------------------------------------------------------------------- pictures
@@ -127,29 +129,27 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
 
     if is_image:
         specs = [[{}, {}, {}, {}], [{}, {}, {}, {}], [{}, {}, None, None]]
-        titles = ["cos(w̄₊, x₊), band: min–max over a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
-                  "w̄₊ (mean neuron, a_j > 0)", "x̄₊ (class mean, y = +1)",
-                  "cos(w̄₋, x₋), band: min–max over a_j < 0", "‖W‖²₂",
-                  "w̄₋ (mean neuron, a_j < 0)", "x̄₋ (class mean, y = −1)",
+        titles = ["cos(w̄₊, x₊), band: min–max, a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
+                  "w̄₊ (mean neuron)", "x̄₊ (class mean)",  # narrow columns; hover: more
+                  "cos(w̄₋, x₋), band: min–max, a_j < 0", "‖W‖²₂",
+                  "w̄₋ (mean neuron)", "x̄₋ (class mean)",
                   "loss", "training accuracy"]
-        widths = [0.3, 0.26, 0.22, 0.22]
+        widths = [0.34, 0.32, 0.17, 0.17]
     else:
         specs = [[{}, {}, {"colspan": 2}, None], [{}, {}, {"colspan": 2}, None],
                  [{}, {}, None, None]]
-        titles = ["cos(w̄₊, x₊), band: min–max over a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
+        titles = ["cos(w̄₊, x₊), band: min–max, a_j > 0", "stable rank ‖W‖²_F/‖W‖²₂",
                   "w̄₊ and x̄₊ per input coordinate (each ÷ max|·|)",
-                  "cos(w̄₋, x₋), band: min–max over a_j < 0", "‖W‖²₂",
+                  "cos(w̄₋, x₋), band: min–max, a_j < 0", "‖W‖²₂",
                   "w̄₋ and x̄₋ per input coordinate (each ÷ max|·|)",
                   "loss", "training accuracy"]
-        widths = [0.3, 0.26, 0.22, 0.22]
+        widths = [0.34, 0.32, 0.17, 0.17]
     if presenter:  # the presenter font leaves a quarter of the width per title: short ones
-        short = {"cos(w̄₊, x₊), band: min–max over a_j > 0": "cos(w̄₊, x₊), a_j > 0",
-                 "cos(w̄₋, x₋), band: min–max over a_j < 0": "cos(w̄₋, x₋), a_j < 0",
+        short = {"cos(w̄₊, x₊), band: min–max, a_j > 0": "cos(w̄₊, x₊), a_j > 0",
+                 "cos(w̄₋, x₋), band: min–max, a_j < 0": "cos(w̄₋, x₋), a_j < 0",
                  "stable rank ‖W‖²_F/‖W‖²₂": "stable rank",
-                 "w̄₊ (mean neuron, a_j > 0)": "w̄₊ (mean neuron)",
-                 "w̄₋ (mean neuron, a_j < 0)": "w̄₋ (mean neuron)",
-                 "x̄₊ (class mean, y = +1)": "x̄₊ (class mean)",
-                 "x̄₋ (class mean, y = −1)": "x̄₋ (class mean)",
+                 "w̄₊ (mean neuron)": "w̄₊ (mean)", "w̄₋ (mean neuron)": "w̄₋ (mean)",
+                 "x̄₊ (class mean)": "x̄₊ class mean", "x̄₋ (class mean)": "x̄₋ class mean",
                  "w̄₊ and x̄₊ per input coordinate (each ÷ max|·|)": "w̄₊ and x̄₊ (÷ max|·|)",
                  "w̄₋ and x̄₋ per input coordinate (each ÷ max|·|)": "w̄₋ and x̄₋ (÷ max|·|)"}
         titles = [short.get(x, x) for x in titles]
@@ -240,7 +240,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         tt = float(t[f])
         it = f" · iteration {round(tt / lr):,}" if iterations else ""
         na, nb = int((traj.a[f] > 0).sum()), int((traj.a[f] < 0).sum())
-        sep = "<br>" if presenter else " · "  # two lines fit the corner at presenter size
+        sep = "<br>"  # two lines fit the corner right of the time panels
         return (f"t = {fmt_time(tt)}{it}{sep}|V₊| = {na}, |V₋| = {nb} · "
                 f"loss = {float(loss[f]):.3g}")
 
@@ -249,7 +249,8 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
                              showlegend=False, hoverinfo="skip",
                              textfont={"size": style.font, "color": INK}, xaxis="x20",
                              yaxis="y20"))
-    fig.update_layout(xaxis20={"domain": [0.56, 1.0], "range": [0, 1], "visible": False,
+    pictures_x0 = float(fig.get_subplot(1, 3).xaxis.domain[0])  # right of the time panels
+    fig.update_layout(xaxis20={"domain": [pictures_x0, 1.0], "range": [0, 1], "visible": False,
                                "anchor": "y20"},
                       yaxis20={"domain": [0.0, 0.2], "range": [0, 1], "visible": False,
                                "anchor": "x20"})
@@ -265,6 +266,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         fig.update_xaxes(type="log" if spec.log else "linear", range=spec.range, row=row,
                          col=col, gridcolor=GRID, exponentformat="power",
                          dtick=1 if spec.log and spec.range[1] - spec.range[0] <= 6 else None,
+                         showticklabels=row == 3,  # one time axis per column, at the bottom
                          title={"text": "time t" if row == 3 else None, "standoff": 4})
         if logy:
             fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=row,
@@ -277,7 +279,25 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
             fig.update_yaxes(range=[lo, hi], row=row, col=col, gridcolor=GRID)
         n = _axis_no(fig, row, col)
         time_axes.append((f"x{n if n > 1 else ''}", f"y{n if n > 1 else ''}"))
-    add_phase_bands(fig, analysis, time_axes, spec)  # detected phases: light bands
+    # the phase strip over each column of time panels (their top titles move up over it),
+    # and a faint tint of its first row on every time panel
+    strip = plan_strip(analysis, spec, style, axis_px=STRIP_AXIS_PX, max_rows=1,
+                       max_lanes=1, markers=False, inside_first=True, size=style.small * 0.8)
+    shapes: list[dict] = tint_shapes(strip, time_axes)
+    anns: list[dict] = []
+    for col in (1, 2):
+        xa = time_axes[[c for _r, c, _rg, _l in panels].index(col)][0]
+        col_axes = [ax for ax, (_r, c, _rg, _l) in zip(time_axes, panels, strict=True)
+                    if c == col]
+        sh, an = strip_items(strip, spec, xa, col_axes, style)
+        shapes += sh
+        anns += an
+    lift = strip.height_px()
+    for ann in fig.layout.annotations[:len(titles)]:
+        if ann.y is not None and ann.y > 0.99 and ann.x < pictures_x0:  # row 1, time panels
+            ann.yshift = lift
+    fig.layout.shapes = (*fig.layout.shapes, *shapes)
+    fig.layout.annotations = (*fig.layout.annotations, *anns)
 
     # -- frames: the moving traces' values, played by the browser (pictures need a redraw)
     frames: list[list[dict]] = []
@@ -299,9 +319,10 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         labels.append("t = " + fmt_time(float(t[f])) + (f" (k = {round(float(t[f]) / lr):,})"
                                                        if iterations else ""))
     anim = Animation.from_frames(frames, [*moving, i_cap, *cursor_idx], labels,
-                                 frame_ms=max(50, frame_ms(len(frames))), redraw=True)
-    height = int(style.height * 1.12)
-    top_px, bottom_px = 70, 46
+                                 frame_ms=max(50, frame_ms(len(frames))), redraw=True,
+                                 captions=captions(traj, analysis, fidx, REAL_DATA))
+    height = int(style.height * 1.12 + lift)
+    top_px, bottom_px = round(70 + lift), 46
     height -= 100 - bottom_px  # the player's controls are outside the figure
     data_name = _data_name(traj)
     fig.update_layout(

@@ -37,7 +37,7 @@ DIRECTION_STYLE: dict[str, dict[str, object]] = {
     "extremal_saddle": {"color": OKABE_ITO["orange"], "dash": "dot", "width": 3},
     "signal": {"color": NEUTRAL, "dash": "dashdot", "width": 2},
     "teacher": {"color": OKABE_ITO["black"], "dash": "longdash", "width": 3},
-    "target": {"color": OKABE_ITO["bluish_green"], "dash": "solid", "width": 2},
+    "target": {"color": "#882255", "dash": "solid", "width": 2.5},  # Tol's wine: its own ray
 }
 DEFAULT_DIRECTION_STYLE: dict[str, object] = {"color": NEUTRAL, "dash": "dot", "width": 2}
 

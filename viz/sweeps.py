@@ -8,72 +8,35 @@ published points) side by side, and say in the legend which is which.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dynamics.status import Status
-
+from .header import cap_legend
 from .style import OKABE_ITO, phase_colour, rgba, style_for
+from .sweep_fits import OK_STATUSES, Fit, aggregate, evaluate, fit_line
 
 SERIES = [OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange",
                                  "reddish_purple", "sky_blue", "black")]
 THEORY = OKABE_ITO["black"]
 PAPER = OKABE_ITO["orange"]
 FIT = OKABE_ITO["grey"]
-OK_STATUSES = tuple(s.value for s in Status if s.has_summaries)  # completed, max_steps
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star")
+
+
+def series_style(i: int, colour: str | None = None) -> dict:
+    """Line and marker of the i-th curve of a figure: its own colour, dash and symbol, and a
+    line and markers a little thinner and smaller than the curve before it, so that a curve
+    drawn exactly over an earlier one leaves it visible around and between its own marks."""
+    return {"line": {"color": colour or SERIES[i % len(SERIES)],
+                     "dash": DASHES[i % len(DASHES)], "width": 1.0 + 2.4 * 0.82 ** i},
+            "marker": {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 5.0 + 8.0 * 0.82 ** i}}
 
 
 # ============================================================================ helpers
-@dataclass(frozen=True)
-class Fit:
-    """y = slope·x + intercept (on log10 axes for a power law)."""
-
-    slope: float
-    intercept: float
-    n: int
-
-
-def fit_line(x: Sequence[float], y: Sequence[float], log_x: bool = False,
-             log_y: bool = False) -> Fit | None:
-    """Least-squares line through the finite points (log10 of positive values when asked)."""
-    xa, ya = np.asarray(x, float), np.asarray(y, float)
-    ok = np.isfinite(xa) & np.isfinite(ya)
-    if log_x:
-        ok &= xa > 0
-    if log_y:
-        ok &= ya > 0
-    xa, ya = xa[ok], ya[ok]
-    if log_x:
-        xa = np.log10(xa)
-    if log_y:
-        ya = np.log10(ya)
-    if xa.size < 2 or np.ptp(xa) == 0:
-        return None
-    slope, icpt = np.polyfit(xa, ya, 1)
-    return Fit(float(slope), float(icpt), int(xa.size))
-
-
-def _eval(fit: Fit, x: np.ndarray, log_x: bool, log_y: bool) -> np.ndarray:
-    xv = np.log10(x) if log_x else x
-    yv = fit.slope * xv + fit.intercept
-    return 10**yv if log_y else yv
-
-
-def aggregate(df: pd.DataFrame, x: str, y: str, by: str | None = None,
-              statuses: Sequence[str] = OK_STATUSES) -> pd.DataFrame:
-    """Median, min, max and count of `y` over seeds for each `x` (and `by`), finished runs."""
-    d = df[df["status"].isin(statuses)] if "status" in df else df
-    keys = [x] if by is None else [by, x]
-    vals = pd.to_numeric(d[y], errors="coerce")
-    g = d.assign(_v=vals).groupby(keys, sort=True)["_v"]
-    out = g.agg(["median", "min", "max", "count"]).reset_index()
-    return out
-
-
 def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = False,
             log_y: bool = False, presenter: bool = False, height: int = 620) -> go.Figure:
     st = style_for(presenter)
@@ -86,6 +49,7 @@ def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = 
     )
     fig.update_xaxes(title_text=xtitle, type="log" if log_x else "linear")
     fig.update_yaxes(title_text=ytitle, type="log" if log_y else "linear")
+    cap_legend(fig)
     return fig
 
 
@@ -124,14 +88,15 @@ def lines_figure(df: pd.DataFrame, x: str, y: str, color: str | None = None,
         ag = aggregate(sub, x, y)
         if ag.empty:
             continue
-        c = phase_colour(str(gv)) if color == "phase" else SERIES[i % len(SERIES)]
+        st = series_style(i, phase_colour(str(gv)) if color == "phase" else None)
+        c = st["line"]["color"]
         name = y if gv is None else (str(gv) if color == "phase" else f"{color} = {gv}")
         xs = ag[x].to_numpy()
         if ag["count"].max() > 1 and _numeric(ag[x]):
             _band(fig, xs, ag["min"].to_numpy(float), ag["max"].to_numpy(float), c, name)
         fig.add_trace(go.Scatter(
             x=xs, y=ag["median"], mode="lines+markers", name=name, legendgroup=name,
-            line={"color": c, "width": 2.5}, marker={"size": 8},
+            line=st["line"], marker=st["marker"],
             customdata=np.c_[ag["min"], ag["max"], ag["count"]],
             hovertemplate=f"{x}=%{{x}}<br>median {y}=%{{y:.4g}}<br>min %{{customdata[0]:.4g}}, "
                           "max %{customdata[1]:.4g} (%{customdata[2]} runs)<extra></extra>"))
@@ -187,7 +152,7 @@ def alignment_vs_scale_figure(df: pd.DataFrame, presenter: bool = False) -> go.F
         fit = fit_line(d["ln_inv"], d[col])
         if fit is not None:
             xs = np.linspace(d["ln_inv"].min(), d["ln_inv"].max(), 50)
-            fig.add_trace(go.Scatter(x=xs, y=_eval(fit, xs, False, False), mode="lines",
+            fig.add_trace(go.Scatter(x=xs, y=evaluate(fit, xs, False, False), mode="lines",
                                      line={"color": c, "width": 2},
                                      name=f"fit: slope {fit.slope:.3g}"))
     if "t_theory" in d and d["t_theory"].notna().any():
@@ -209,36 +174,50 @@ def max_angle_figure(df: pd.DataFrame, presenter: bool = False,
     d = df[df["status"].isin(OK_STATUSES)]
     fig = go.Figure()
     for i, dim in enumerate(sorted(d["data.d"].unique())):
-        c = SERIES[i % len(SERIES)]
+        st = series_style(i)
+        c = st["line"]["color"]
         sub = d[d["data.d"] == dim]
         ag = aggregate(sub, "init.scale", "max_angle")
-        name = f"d = {dim}: ours"
+        small = ag[ag["init.scale"] <= 4.0**-3]
+        fit = fit_line(small["init.scale"], small["median"], True, True)
+        # one legend entry per d (the fitted slope in its name), one per kind of line
+        name = f"d = {dim}: ours" + (f" (slope {fit.slope:.2f})" if fit is not None else "")
         xs = ag["init.scale"].to_numpy(float)
         _band(fig, xs, np.maximum(ag["min"].to_numpy(float), 1e-12), ag["max"].to_numpy(float),
               c, name)
         fig.add_trace(go.Scatter(x=xs, y=ag["median"], mode="lines+markers", name=name,
-                                 line={"color": c, "width": 2.5}, marker={"size": 9},
-                                 legendgroup=name))
-        small = ag[ag["init.scale"] <= 4.0**-3]
-        fit = fit_line(small["init.scale"], small["median"], True, True)
+                                 line=st["line"], marker=st["marker"], legendgroup=name,
+                                 legendrank=1 + i))
         if fit is not None:
             xl = np.geomspace(small["init.scale"].min(), small["init.scale"].max(), 20)
-            fig.add_trace(go.Scatter(x=xl, y=_eval(fit, xl, True, True), mode="lines",
-                                     line={"color": c, "width": 1.5, "dash": "dot"},
-                                     name=f"d = {dim}: fit slope {fit.slope:.2f}"))
+            fig.add_trace(go.Scatter(x=xl, y=evaluate(fit, xl, True, True), mode="lines",
+                                     line={"color": c, "width": st["line"]["width"] * 0.6,
+                                           "dash": "dot"},
+                                     name=f"d = {dim}: fit slope {fit.slope:.2f}",
+                                     legendgroup="fit", showlegend=False))
         pts = sorted((4.0**k, v) for (k, dd), v in table.items() if dd == dim)
         if pts:
             px, py = np.array(pts).T
             fig.add_trace(go.Scatter(x=px, y=py, mode="markers", name=f"d = {dim}: paper "
-                                     "(Table 1)", marker={"color": c, "symbol": "x",
-                                                          "size": 11,
-                                                          "line": {"width": 2}}))
+                                     "(Table 1)", legendgroup="paper", showlegend=False,
+                                     marker={"color": c, "symbol": "x", "size": 11,
+                                             "line": {"width": 2}}))
             sm = px <= 4.0**-4
             if sm.any():
                 C = float(np.exp(np.mean(np.log(py[sm] / px[sm]))))
                 fig.add_trace(go.Scatter(x=px[sm], y=C * px[sm], mode="lines",
-                                         line={"color": THEORY, "width": 1.5, "dash": "dash"},
-                                         name=f"d = {dim}: ∝ λ (paper's scaling)"))
+                                         line={"color": THEORY, "dash": "dash",
+                                               "width": st["line"]["width"] * 0.6},
+                                         name=f"d = {dim}: ∝ λ (paper's scaling)",
+                                         legendgroup="scaling", showlegend=False))
+    for group, name, line, marker in (
+            ("fit", "fitted power law, λ ≤ 4⁻³ (dotted)", {"color": FIT, "dash": "dot"}, None),
+            ("paper", "paper's Table 1 (×)", None, {"color": FIT, "symbol": "x", "size": 11}),
+            ("scaling", "∝ λ, the paper's scaling", {"color": THEORY, "dash": "dash"}, None)):
+        if any(t.legendgroup == group for t in fig.data):  # the kind's one legend entry
+            fig.add_trace(go.Scatter(x=[None], y=[None], name=name, legendgroup=group,
+                                     mode="lines" if line else "markers", line=line,
+                                     marker=marker, legendrank=50, hoverinfo="skip"))
     return _layout(fig, "Final max angle between active neurons against λ (Chistikov et al., "
                    "Table 1)", "λ (init scale)", "max angle (degrees)", True, True, presenter)
 
@@ -262,7 +241,7 @@ def trap_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
             fig.add_trace(go.Scatter(
                 x=ag["init.scale"], y=ag["mean"], mode="lines+markers",
                 name=str(s), legendgroup=str(s), showlegend=j == 1,
-                line={"color": SERIES[i % len(SERIES)], "width": 2.5}, marker={"size": 9},
+                **series_style(i),
                 customdata=ag[["count"]],
                 hovertemplate="λ=%{x:.3g}<br>P(trapped)=%{y:.2f} of %{customdata[0]} "
                               "runs<extra></extra>"), row=1, col=j)
@@ -289,7 +268,7 @@ def alignment_vs_mu_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figu
     fit = fit_line(ag["mu"], ag["median"], True, True)
     if fit is not None:
         xl = np.geomspace(xs.min(), xs.max(), 30)
-        fig.add_trace(go.Scatter(x=xl, y=_eval(fit, xl, True, True), mode="lines",
+        fig.add_trace(go.Scatter(x=xl, y=evaluate(fit, xl, True, True), mode="lines",
                                  line={"color": FIT, "width": 2, "dash": "dot"},
                                  name=f"fit: t ∝ μ^{fit.slope:.2f}"))
         ok = np.isfinite(ag["median"].to_numpy(float)) & (xs > 0)
@@ -340,11 +319,11 @@ def phase_times_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
                     continue
                 label = f"{phase}{' predicted' if predicted else ''}, p = {p:g}, init {sc:g}"
                 symbol = symbols[j % len(symbols)] + ("-open" if predicted else "")
+                st = series_style(len(fig.data), phase_colour(phase))  # none hides another
                 fig.add_trace(go.Scatter(
                     x=ag["data.angle_deg"], y=ag["median"], mode="lines+markers", name=label,
-                    line={"color": phase_colour(phase), "width": 1.5 if predicted else 2.5,
-                          "dash": "dot" if predicted else dashes[i % len(dashes)]},
-                    marker={"size": 11 if predicted else 8, "symbol": symbol},
+                    line={**st["line"], "dash": "dot" if predicted else dashes[i % len(dashes)]},
+                    marker={"size": st["marker"]["size"], "symbol": symbol},
                     hovertemplate=f"{label}<br>δ = %{{x}}°<br>t = %{{y:.4g}}<extra></extra>"))
     return _layout(fig, "Wang & Ma phase starts against the angle δ (gf; open markers: Phase IV "
                    "predicted from h(x₊) + h(x₋) = ln(p/cos δ))",

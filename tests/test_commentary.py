@@ -1,0 +1,88 @@
+"""The running commentary (viz.commentary) and the plain words (viz.wording): one sentence per
+frame naming what happens now and where to look, from the run's own phases and numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dynamics.annotations import Analysis, Phase, TimeMarker
+from dynamics.config import Config
+from dynamics.simulate import simulate
+from viz.commentary import MAX_CHARS, captions, compare_captions, num, times
+from viz.wording import phase_words
+
+
+@pytest.fixture(scope="module")
+def traj():
+    return simulate(Config.from_dict({"model": {"width": 12}, "integrator": {"t_end": 40.0},
+                                      "record": {"frames": 41, "scalars": 60}}))
+
+
+def _at(traj, t: float) -> int:
+    return int(np.argmin(np.abs(np.asarray(traj.t) - t)))
+
+
+def test_each_frame_says_what_happens_and_where(traj):
+    an = Analysis(phases=(Phase("alignment", 0.0, 10.0), Phase("fitting", 15.0, 30.0),
+                          Phase("convergence", 30.0, 40.0)),
+                  markers=(TimeMarker("saddle escape", 15.0, "detected"),))
+    frames = list(range(traj.n_frames))
+    got = captions(traj, an, frames)
+    assert len(got) == traj.n_frames and all(got)
+    assert got[0].startswith("Start:")
+    assert got[_at(traj, 5.0)].startswith("Neurons turn, norms tiny:")
+    assert "the neurons on the left" in got[_at(traj, 5.0)]  # where to look
+    assert got[_at(traj, 12.0)].startswith("Aligned:")  # between alignment and fitting
+    assert got[_at(traj, 20.0)].startswith("Norms grow, loss falls:")
+    assert got[_at(traj, 35.0)].startswith("Fitted")
+    # the numbers are the run's own at that frame
+    k = _at(traj, 20.0)
+    assert num(float(traj.loss[k])) in got[k]
+    # a marker passed since the previous frame is named once, when it is passed
+    assert sum("Now: loss starts to fall" in c for c in got) == 1
+    assert "norms grow, loss falls" in next(c for c in got if "Now:" in c).lower()
+    # one line under the slider at 1280 px in presenter mode
+    assert max(len(c) for c in got) <= MAX_CHARS + 12
+
+
+def test_a_paper_phase_takes_precedence_and_no_analysis_still_speaks(traj):
+    an = Analysis(phases=(Phase("fitting", 1.0, 40.0), Phase("OLS plateau", 10.0, 40.0)))
+    got = captions(traj, an, [0, _at(traj, 5.0), _at(traj, 20.0)])
+    assert got[1].startswith("Norms grow, loss falls")
+    assert got[2].startswith("Stuck on the least-squares fit")
+    bare = captions(traj, None, [0, traj.n_frames - 1])
+    assert bare[0].startswith("Start:") and bare[1].startswith("Largest ‖w‖")
+
+
+@dataclass(frozen=True)
+class NamedPhase(Phase):
+    """A phase as the papers will give it: with its own plain words."""
+
+    plain: str = ""
+
+
+def test_plain_words_come_from_the_phase_when_it_has_them(traj):
+    own = NamedPhase("alignment", 0.0, 10.0, plain="the neurons line up")
+    assert phase_words(own).plain == "the neurons line up"
+    assert phase_words(Phase("alignment", 0.0, 10.0)).plain == "neurons turn, norms tiny"
+    assert phase_words(Phase("a brand new phase", 0.0, 1.0)).plain == "a brand new phase"
+    got = captions(traj, Analysis(phases=(own,)), [_at(traj, 5.0)])
+    assert got[0].startswith("The neurons line up:")
+
+
+def test_compare_names_each_runs_phase(traj):
+    a = Analysis(phases=(Phase("alignment", 0.0, 40.0),))
+    b = Analysis(phases=(Phase("fitting", 0.0, 40.0),))
+    fr = [[0, 20], [0, 20]]
+    got = compare_captions([("A", traj, a), ("B", traj, b)], fr)
+    assert got[1].startswith("A: neurons turn, norms tiny (loss ")
+    assert " · B: norms grow, loss falls (loss " in got[1]
+
+
+def test_numbers_are_written_for_reading():
+    assert num(3.2e-6) == "3.2·10⁻⁶" and num(1e-20) == "10⁻²⁰" and num(0.693) == "0.693"
+    assert num(float("nan")) == "—"
+    assert times(1.34) == "×1.3" and times(40.2) == "×40" and times(2e5) == "×10⁵"

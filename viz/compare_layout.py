@@ -1,0 +1,143 @@
+"""Axes of the Compare figure and its narrow layout: the two runs' neuron panels side by side
+above the time panels, for a player narrower than NARROW_PX (the width below which the side
+by side panels would be smaller than the labels were placed for).
+
+`stacked_layout` re-assigns every axis' domain, the run titles, the phase strips and the
+height; the player applies it below NARROW_PX (`AnimatedFigure.narrow`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from dynamics.trajectory import Trajectory
+
+from .header import DESIGN_WIDTH_PX
+from .label_layout import PANEL_PX, text_px
+from .neuron_panel import PANEL_LIMIT
+from .phase_strip import Strip, strip_items
+from .style import GRID, INK, Style
+from .time_axes import TimeAxisSpec, log_dtick
+
+COLUMN_WIDTHS = (0.31, 0.31, 0.38)  # neuron panel A, neuron panel B, time panels
+H_SPACING = 0.07
+MARGIN_L, MARGIN_R = 20, 16
+NARROW_MARGIN_L = 70  # stacked: the time panels' tick labels and titles at the left
+TIME_TITLES = ("‖w_j‖", "loss", "accuracy")  # norms: max (bold) and median (thin) of each run
+
+
+def column_px(k: int, width_px: float) -> float:
+    """Pixel width of column k (0, 1: the neuron panels; 2: the time panels) of the compare
+    figure `width_px` wide."""
+    plot = width_px - MARGIN_L - MARGIN_R
+    return plot * (1 - 2 * H_SPACING) * COLUMN_WIDTHS[k] / sum(COLUMN_WIDTHS)
+
+
+# each neuron panel is a square at least this wide: side by side, 241 px in presenter mode at
+# a 1280×720 projector (the figure fills the window's height; measured in Chromium)
+PANEL_PX_COMPARE = 240.0
+# the player's width below which side-by-side panels would be narrower than that (normal
+# mode; 1070 px at a 1600 px window beside the sidebar keeps them side by side)
+NARROW_PX = math.ceil(PANEL_PX_COMPARE / column_px(0, 1.0 + MARGIN_L + MARGIN_R)
+                      + MARGIN_L + MARGIN_R)
+
+
+def style_axes(fig: go.Figure, trajs: Sequence[Trajectory], spec: TimeAxisSpec,
+               y_ranges: Sequence[tuple[float, float]], n_time: int) -> None:
+    """The neuron panels' square axes and the shared time axes (log or linear)."""
+    lim = [-PANEL_LIMIT, PANEL_LIMIT]
+    for col, tr in ((1, trajs[0]), (2, trajs[1])):
+        xname, yname = tr.plane_names
+        fig.update_xaxes(range=lim, row=1, col=col, zeroline=True, zerolinecolor=GRID,
+                         showgrid=False, ticks="", showticklabels=False, constrain="domain",
+                         title={"text": xname, "standoff": 24})
+        fig.update_yaxes(range=lim, row=1, col=col, zeroline=True, zerolinecolor=GRID,
+                         showgrid=False, ticks="", showticklabels=False, constrain="domain",
+                         scaleanchor="x" if col == 1 else "x2", scaleratio=1,
+                         title={"text": yname, "standoff": 2})
+    for k in range(n_time):
+        bottom = k == n_time - 1
+        fig.update_xaxes(type="log" if spec.log else "linear", range=spec.range, row=k + 1,
+                         col=3, matches=None if k == 0 else "x3", showticklabels=bottom,
+                         gridcolor=GRID, exponentformat="power",
+                         dtick=1 if spec.log and spec.range[1] - spec.range[0] <= 8 else None,
+                         title={"text": spec.title if bottom else None, "standoff": 6})
+        lo, hi = y_ranges[k]
+        title = {"text": TIME_TITLES[k], "standoff": 4}
+        if k < 2:
+            fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=k + 1,
+                             col=3, gridcolor=GRID, exponentformat="power",
+                             dtick=log_dtick(lo, hi), title=title)
+        else:
+            fig.update_yaxes(range=[lo, hi], row=k + 1, col=3, gridcolor=GRID,
+                             tickformat=".0%", dtick=0.5, title=title)
+
+
+def run_tag(name: str, size: float, room_px: float) -> str:
+    """A run's name as its strip rows' tag, or its first letter when the name is wider than
+    the gap left of the time panels."""
+    return name if text_px(name, size)[0] <= room_px else name[:1]
+
+
+def strips_items(strips: Sequence[Strip], labels: Sequence[str], spec: TimeAxisSpec,
+                 time_axes: Sequence[tuple[str, str]], style: Style, anchor: float
+                 ) -> tuple[list[dict], list[dict]]:
+    """Both runs' strips above the first time panel (top at paper y = `anchor`), each run's
+    rows tagged with its name at their left (in the gap between the columns)."""
+    shapes: list[dict] = []
+    anns: list[dict] = []
+    xa = time_axes[0][0]
+    room = H_SPACING * (DESIGN_WIDTH_PX - MARGIN_L - MARGIN_R) - 8  # the gap, px
+    for strip, name in zip(strips, labels, strict=True):
+        sh, an = strip_items(strip, spec, xa, time_axes, style, anchor=anchor)
+        shapes += sh
+        anns += an
+        rows = sorted({b.row for b in strip.blocks})
+        for r in rows[:1]:
+            y = next(a["yshift"] for a, b in zip(an, strip.blocks, strict=False)
+                     if b.row == r)
+            anns.append(dict(x=spec.range[0], xref=xa, y=anchor, yref="paper", yshift=y,
+                             yanchor="middle", xanchor="right", xshift=-3, showarrow=False,
+                             text=f"<b>{run_tag(name, style.small * 0.9, room)}</b>",
+                             font={"size": style.small * 0.9,
+                                                          "color": INK},
+                             name=f"strip-run:{name}"))
+    return shapes, anns
+
+
+def stacked_layout(fig: go.Figure, strips: Sequence[Strip], labels: Sequence[str],
+                   spec: TimeAxisSpec, time_axes: Sequence[tuple[str, str]], style: Style,
+                   strip_px: float) -> dict:
+    """The layout update stacking the neuron panels (side by side, top) above the time panels
+    (full width, stacked, the phase strips between): domains, run titles, strips, height."""
+    lay = fig.layout
+    top, bottom = float(lay.margin.t), float(lay.margin.b)
+    height = round(top + bottom + 2.3 * PANEL_PX + strip_px)
+    plot = height - top - bottom
+    neuron_h = PANEL_PX / plot  # the panels' row: squares PANEL_PX tall (wider than side by side)
+    gap = (style.small * 1.25 * 2 + 22 + strip_px) / plot  # caption, axis title, strips
+    t_top = 1.0 - neuron_h - gap
+    n = len(time_axes)
+    each = t_top / (n + 0.25 * (n - 1))
+    upd: dict = {"height": height, "margin": {"l": NARROW_MARGIN_L},
+                 "xaxis": {"domain": [0.0, 0.47]}, "xaxis2": {"domain": [0.53, 1.0]},
+                 "yaxis": {"domain": [1.0 - neuron_h, 1.0]},
+                 "yaxis2": {"domain": [1.0 - neuron_h, 1.0]}}
+    for k, (xa, ya) in enumerate(time_axes):
+        hi = t_top - k * 1.25 * each
+        upd[f"xaxis{xa[1:]}"] = {"domain": [0.0, 1.0]}
+        upd[f"yaxis{ya[1:]}"] = {"domain": [max(0.0, hi - each), hi]}
+    shapes, anns = strips_items(strips, labels, spec, time_axes, style, t_top)
+    titles = [a.to_plotly_json() for a in lay.annotations[:2]]
+    for a, x in zip(titles, (0.235, 0.765), strict=True):
+        a["x"] = x
+    upd["shapes"] = shapes
+    upd["annotations"] = [*titles, *anns]
+    return upd
+
+
+__all__ = ["COLUMN_WIDTHS", "H_SPACING", "MARGIN_L", "MARGIN_R", "NARROW_PX",
+           "PANEL_PX_COMPARE", "column_px", "stacked_layout", "strips_items", "style_axes"]
