@@ -4,7 +4,7 @@
     .venv/bin/python -m bench soak --sessions 30 --minutes 60 --json soak.json
     .venv/bin/python -m bench soak --quick                   # 4 sessions, 1 minute (smoke)
 
-Starts one server (`bench.load.Server`: `streamlit run serve.py`, loopback, a fresh cache, the
+Starts one server (`bench.app_server.Server`: `streamlit run serve.py`, loopback, a fresh cache, the
 operator view on), then keeps `--sessions` Streamlit sessions busy (devtools.protocol, no
 browser): each session does a random mix of page loads (every page, presets and link
 variants), settings changes (the Explorer's width, leaky slope and seed), uploads (a small CSV
@@ -35,7 +35,7 @@ from typing import Any
 
 from devtools.protocol import ProtocolError, ProtocolSession
 
-from .load import Server
+from .app_server import Server
 from .machine import loadavg_text
 
 PAGES = [("", ""), ("", "model.width=30&seed=2"), ("", "model.gamma=0.2"),

@@ -102,7 +102,8 @@ class StreamlitServer:
 
     def wait_ready(self, timeout: float = KERNELS_READY_TIMEOUT) -> None:
         """`wait_healthy`, then block until the start-up compilation of the kernels is done
-        (`/api/eae/warmup` says ready; a server without that route is ready when healthy).
+        (`/api/eae/warmup` says ready; a server without that route — plain `streamlit run`, which
+        answers an unknown path with its page — is ready when healthy).
         Until then every page shows only the start-up message (`ui.startup`), so tests that
         look for a page's widgets wait here — with an empty numba cache, as in CI."""
         self.wait_healthy()
@@ -111,13 +112,19 @@ class StreamlitServer:
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(url, timeout=5) as resp:
-                    if json.load(resp).get("ready"):
-                        return
+                    body = resp.read()
             except urllib.error.HTTPError as e:
                 if e.code == 404:
                     return
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, ValueError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 pass
+            else:
+                try:
+                    state = json.loads(body)
+                except ValueError:  # Streamlit's page for an unknown path: not serve.py
+                    return
+                if not isinstance(state, dict) or state.get("ready"):
+                    return
             if self.proc.poll() is not None:
                 raise RuntimeError(f"streamlit exited with code {self.proc.returncode}"
                                    f"\n--- log ---\n{self.log_tail()}")

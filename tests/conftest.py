@@ -36,7 +36,8 @@ os.environ.setdefault("EAE_PREFETCH", "0")
 # --------------------------------------------------------------------------------------
 # Parallel runs (pytest-xdist, `-n 2 --dist loadgroup` in scripts/test.sh)
 # --------------------------------------------------------------------------------------
-LONG_MARKERS = ("slow", "browser", "install")  # what the fast loop (-m fast) leaves out
+LONG_MARKERS = ("slow", "browser", "server", "install")  # what the fast loop leaves out
+SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is `server`
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -45,6 +46,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     starts the one Streamlit server and Chromium; every other test grouped by its file, so a
     module's fixtures (a Dask cluster, the installed wheel) are built once."""
     for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
         if not any(item.get_closest_marker(m) for m in LONG_MARKERS):
             item.add_marker(pytest.mark.fast)
         group = "browser" if item.get_closest_marker("browser") else item.path.name

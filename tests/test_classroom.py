@@ -115,6 +115,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         srv.stop()
 
 
+@pytest.mark.server
 def test_watchers_on_a_real_server(server: Server) -> None:
     pid = server.proc.pid
     assert pid in process_tree(pid) and os.getpid() not in process_tree(pid)
@@ -136,6 +137,7 @@ def test_watchers_on_a_real_server(server: Server) -> None:
     assert tree_cpu_s(pid) > c0
 
 
+@pytest.mark.server
 def test_two_students_open_and_change(server: Server) -> None:
     async def go() -> tuple[list[Visit], list[Visit]]:
         got = await asyncio.gather(*(classroom.open_one(i, server.url, "", "", 300.0)

@@ -99,6 +99,7 @@ def _children_cpu(pid: int) -> float:
     return total
 
 
+@pytest.mark.server
 def test_a_sweep_stops_when_its_session_ends(tmp_path: Path) -> None:
     """A 648-point sweep kept both workers at 100 % CPU for 150 s after its tab closed."""
     server = StreamlitServer(REPO_ROOT / "serve.py", {"EAE_CACHE_DIR": str(tmp_path / "c")},

@@ -21,6 +21,8 @@ from websockets.sync.client import connect
 from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
 from devtools.server import REPO_ROOT, StreamlitServer
 
+pytestmark = pytest.mark.server  # every test here talks to a real server
+
 EMBED = "http://embed.example"
 
 

@@ -18,6 +18,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from devtools.protocol import ProtocolSession, RunResult
 from devtools.server import REPO_ROOT, StreamlitServer
 
+pytestmark = pytest.mark.server  # every test here talks to a real server
+
 HEAVY_LINK = "data.kind=teacher&data.n=2000&data.d=8"  # ≈ 1 s estimated: over 0.5 s
 EXPLORER_UPLOADER = "CSV or NPZ of points and labels"
 REAL_DATA_UPLOADER = "points and labels"
