@@ -1,7 +1,11 @@
 """Streamlit entry point: page config, theme and navigation over app_pages/.
 
 Run with `bash scripts/run.sh` or `eae app` (or `streamlit run app.py`). Pages are thin:
-widgets → Config → service → figures (viz/). They live in app_pages/, not pages/: Streamlit
+widgets → Config → service → figures (viz/). Each page is a function, `app_pages.<name>.page`,
+and its file runs it (Streamlit runs a page file as `__main__`): no page state lives at module
+level. The pages are registered by file, not as `st.Page(function)`, because AppTest's
+`switch_page` finds only file pages and the page tests drive the app through this navigation.
+They live in app_pages/, not pages/: Streamlit
 treats a pages/ folder as a legacy multipage app, and a deep link opened first on a fresh
 server would then run the page without this navigation.
 """

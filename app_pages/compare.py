@@ -28,8 +28,6 @@ PRESET_KEY = "cmp.preset"
 FIG_KEY = "compare_figure"
 VIEW_KEYS = {"time_axis": "cmp.view.time_axis", "radius": "cmp.view.radius",
              "presenter": "cmp.view.presenter"}
-
-
 # the paper modules' pairs (registry order), then this page's own
 PRESETS: dict[str, Comparison] = {
     **{k: c for paper in PAPERS.values() for k, c in paper.comparisons.items()},
@@ -59,8 +57,6 @@ def preset_configs(name: str) -> tuple[Config, Config]:
     """The two configs of a preset (validated)."""
     p = PRESETS[name]
     return p.a, p.b
-
-
 # ----------------------------------------------------------------------------- URL ⇄ state
 B = state.Binder("cmp", CompareView, {
     "a": state.ConfigSlot("a.", base=lambda v: preset_configs(v.preset)[0]),
@@ -73,8 +69,6 @@ def _apply_preset() -> None:
     a, b = preset_configs(name)
     view = B.load().view.model_copy(update={"preset": name})
     B.reset(view, {"a": a, "b": b})
-
-
 # ----------------------------------------------------------------------------- run B
 def _start_in_background(config: Config) -> None:
     """Start run B while the page waits for run A (two cores: both at once). The page's own
@@ -93,107 +87,108 @@ def _start_in_background(config: Config) -> None:
     threading.Thread(target=run, daemon=True, name="eae-compare-b").start()
 
 
-# ----------------------------------------------------------------------------- page
-bound = B.load()
-ss = st.session_state
-fresh = bound.fresh
-presenter_on = presenter.mode(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
-
-with st.sidebar:
-    B.seed(PRESET_KEY, bound.view.preset, fresh)
-    preset = st.selectbox("Preset pair", options=CompareView.options("preset"), key=PRESET_KEY,
-                          format_func=lambda k: PRESETS[k].title, on_change=_apply_preset,
-                          help="Picks both configurations; edit either side below.")
-    c1, c2 = st.columns(2)
-    with c1:
-        time_axis = st.radio("time axis", CompareView.options("time_axis"),
-                             key=B.seed(VIEW_KEYS["time_axis"], bound.view.time_axis, fresh),
-                             horizontal=True)
-    with c2:
-        radius = st.radio("radius", CompareView.options("radius"),
-                          key=B.seed(VIEW_KEYS["radius"], bound.view.radius, fresh),
-                          horizontal=True, format_func=LABELS["radius"].get)
-    presenter.switch(VIEW_KEYS["presenter"])
-    tab_a, tab_b = st.tabs(["Run A", "Run B"])
-    with tab_a:
-        panel_a = controls.control_panel(PA, bound.configs["a"], fresh=fresh)
-    with tab_b:
-        panel_b = controls.control_panel(PB, bound.configs["b"], fresh=fresh)
-
-view = CompareView(preset=preset, radius=radius, time_axis=time_axis,
-                   presenter=bool(ss[VIEW_KEYS["presenter"]]))
-
-if view.presenter:  # compact header: the figure comes first on a projector
-    st.markdown(f"**Compare: {PRESETS[preset].title}**")
-else:
-    st.markdown("### Compare two runs")
-with presenter.intro(view.presenter, "About this comparison"):
-    st.caption("Two configurations on **one time grid with one cursor**: at each time each "
-               "run shows its last recorded frame. The strip above the time panels names "
-               "each run's phases (hover for times and evidence); the table lists them.")
-    st.markdown(f"**{PRESETS[preset].title}.** {PRESETS[preset].note}")
-if bound.warnings:
-    st.warning(text.with_list("Some link parameters could not be used and were replaced by "
-                              "the preset's values:", bound.warnings))
-
-for lab, p in (("A", panel_a), ("B", panel_b)):
-    for note in p.notes:
-        st.info(f"**Run {lab}:** {note}")
-problems = [(lab, p) for lab, p in (("A", panel_a), ("B", panel_b)) if not p.ok]
-for lab, p in problems:
-    assert p.error is not None
-    st.error(f"**Run {lab}** — " + controls.error_summary(p.error))
-if problems:  # the last good comparison stays, greyed, under the messages
-    charts.stale(FIG_KEY, presenter=view.presenter)
-
-if not problems:
-    cfg_a, cfg_b = panel_a.config, panel_b.config
-    assert cfg_a is not None and cfg_b is not None
-    edited = [lab for lab, cfg, ref in (("A", cfg_a, preset_configs(preset)[0]),
-                                        ("B", cfg_b, preset_configs(preset)[1])) if cfg != ref]
-    if edited:
-        st.caption(f"Edited from the preset: run {' and '.join(edited)}.")
-    params = B.sync(view, {"a": cfg_a, "b": cfg_b})
-    _start_in_background(cfg_b)
-    traj_a = runner.run_config(cfg_a, prefix=PA)
-    traj_b = runner.run_config(cfg_b, prefix=PB) if traj_a is not None else None
-    if traj_a is not None and traj_b is not None:
-        for lab, tr in (("A", traj_a), ("B", traj_b)):
-            runner.show_status(tr, f"Run {lab}: ")
-        an_a, prob_a = runner.analyse(traj_a)
-        an_b, prob_b = runner.analyse(traj_b)
-        for lab, prob in (("A", prob_a), ("B", prob_b)):
-            if prob:
-                st.warning(f"Phase detection is unavailable for run {lab}: "
-                           f"{text.literal(prob)}")
-        fig = figures.compare(traj_a, traj_b, an_a, an_b, ("A", "B"), charts.options_of(view))
-        charts.animated(fig, key=FIG_KEY, presenter=view.presenter,
-                        filename="early-alignment-compare")
-
-        st.markdown("#### What differs")
-        rows = difference_rows(traj_a, traj_b, an_a, an_b, ("A", "B"))
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                     column_config={"differs": st.column_config.TextColumn("≠", width=40)})
-        st.caption("Times are gradient-flow time t (GD: t = k·η). Phases are detected from "
-                   "the loss and the neuron directions (dynamics.phases); '—' means not "
-                   "detected in this run. Stable rank ‖W‖²_F/‖W‖²₂; max angle between active "
-                   "neurons.")
-
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    # ----------------------------------------------------------------------------- page
+    bound = B.load()
+    ss = st.session_state
+    fresh = bound.fresh
+    presenter.mode(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
+    with st.sidebar:
+        B.seed(PRESET_KEY, bound.view.preset, fresh)
+        preset = st.selectbox("Preset pair", options=CompareView.options("preset"), key=PRESET_KEY,
+                              format_func=lambda k: PRESETS[k].title, on_change=_apply_preset,
+                              help="Picks both configurations; edit either side below.")
         c1, c2 = st.columns(2)
-        for col, lab, cfg in ((c1, "A", cfg_a), (c2, "B", cfg_b)):
-            with col:
-                if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
-                             icon=":material/open_in_new:"):
-                    state.open_in_explorer(cfg, view)
-        # drawn only once opened (the code block's script would load with the page)
-        share = st.expander("Share this comparison", expanded=False, key="cmp.share",
-                            on_change="rerun")
-        if share.open:
-            with share:
-                st.caption("This link reopens both runs and the display options.")
-                st.code(state.share_link(params), language=None)
-        with st.expander("Downloads", expanded=False):
-            st.markdown("**Run A** (and the comparison figure)")
-            downloads.download_panel(traj_a, fig, key="cmp.dl.a")
-            st.markdown("**Run B**")
-            downloads.download_panel(traj_b, None, key="cmp.dl.b")
+        with c1:
+            time_axis = st.radio("time axis", CompareView.options("time_axis"),
+                                 key=B.seed(VIEW_KEYS["time_axis"], bound.view.time_axis, fresh),
+                                 horizontal=True)
+        with c2:
+            radius = st.radio("radius", CompareView.options("radius"),
+                              key=B.seed(VIEW_KEYS["radius"], bound.view.radius, fresh),
+                              horizontal=True, format_func=LABELS["radius"].get)
+        presenter.switch(VIEW_KEYS["presenter"])
+        tab_a, tab_b = st.tabs(["Run A", "Run B"])
+        with tab_a:
+            panel_a = controls.control_panel(PA, bound.configs["a"], fresh=fresh)
+        with tab_b:
+            panel_b = controls.control_panel(PB, bound.configs["b"], fresh=fresh)
+    view = CompareView(preset=preset, radius=radius, time_axis=time_axis,
+                       presenter=bool(ss[VIEW_KEYS["presenter"]]))
+    if view.presenter:  # compact header: the figure comes first on a projector
+        st.markdown(f"**Compare: {PRESETS[preset].title}**")
+    else:
+        st.markdown("### Compare two runs")
+    with presenter.intro(view.presenter, "About this comparison"):
+        st.caption("Two configurations on **one time grid with one cursor**: at each time each "
+                   "run shows its last recorded frame. The strip above the time panels names "
+                   "each run's phases (hover for times and evidence); the table lists them.")
+        st.markdown(f"**{PRESETS[preset].title}.** {PRESETS[preset].note}")
+    if bound.warnings:
+        st.warning(text.with_list("Some link parameters could not be used and were replaced by "
+                                  "the preset's values:", bound.warnings))
+    for lab, p in (("A", panel_a), ("B", panel_b)):
+        for note in p.notes:
+            st.info(f"**Run {lab}:** {note}")
+    problems = [(lab, p) for lab, p in (("A", panel_a), ("B", panel_b)) if not p.ok]
+    for lab, p in problems:
+        assert p.error is not None
+        st.error(f"**Run {lab}** — " + controls.error_summary(p.error))
+    if problems:  # the last good comparison stays, greyed, under the messages
+        charts.stale(FIG_KEY, presenter=view.presenter)
+    if not problems:
+        cfg_a, cfg_b = panel_a.config, panel_b.config
+        assert cfg_a is not None and cfg_b is not None
+        edited = [lab for lab, cfg, ref in (("A", cfg_a, preset_configs(preset)[0]),
+                                            ("B", cfg_b, preset_configs(preset)[1])) if cfg != ref]
+        if edited:
+            st.caption(f"Edited from the preset: run {' and '.join(edited)}.")
+        params = B.sync(view, {"a": cfg_a, "b": cfg_b})
+        _start_in_background(cfg_b)
+        traj_a = runner.run_config(cfg_a, prefix=PA)
+        traj_b = runner.run_config(cfg_b, prefix=PB) if traj_a is not None else None
+        if traj_a is not None and traj_b is not None:
+            for lab, tr in (("A", traj_a), ("B", traj_b)):
+                runner.show_status(tr, f"Run {lab}: ")
+            an_a, prob_a = runner.analyse(traj_a)
+            an_b, prob_b = runner.analyse(traj_b)
+            for lab, prob in (("A", prob_a), ("B", prob_b)):
+                if prob:
+                    st.warning(f"Phase detection is unavailable for run {lab}: "
+                               f"{text.literal(prob)}")
+            fig = figures.compare(traj_a, traj_b, an_a, an_b, ("A", "B"), charts.options_of(view))
+            charts.animated(fig, key=FIG_KEY, presenter=view.presenter,
+                            filename="early-alignment-compare")
+
+            st.markdown("#### What differs")
+            rows = difference_rows(traj_a, traj_b, an_a, an_b, ("A", "B"))
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                         column_config={"differs": st.column_config.TextColumn("≠", width=40)})
+            st.caption("Times are gradient-flow time t (GD: t = k·η). Phases are detected from "
+                       "the loss and the neuron directions (dynamics.phases); '—' means not "
+                       "detected in this run. Stable rank ‖W‖²_F/‖W‖²₂; max angle between active "
+                       "neurons.")
+
+            c1, c2 = st.columns(2)
+            for col, lab, cfg in ((c1, "A", cfg_a), (c2, "B", cfg_b)):
+                with col:
+                    if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
+                                 icon=":material/open_in_new:"):
+                        state.open_in_explorer(cfg, view)
+            # drawn only once opened (the code block's script would load with the page)
+            share = st.expander("Share this comparison", expanded=False, key="cmp.share",
+                                on_change="rerun")
+            if share.open:
+                with share:
+                    st.caption("This link reopens both runs and the display options.")
+                    st.code(state.share_link(params), language=None)
+            with st.expander("Downloads", expanded=False):
+                st.markdown("**Run A** (and the comparison figure)")
+                downloads.download_panel(traj_a, fig, key="cmp.dl.a")
+                st.markdown("**Run B**")
+                downloads.download_panel(traj_b, None, key="cmp.dl.b")
+
+
+if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
+    page()

@@ -32,29 +32,7 @@ from ui.lesson import ExplorerView
 FIG_KEY = "explorer_main_figure"
 LAST_RUN_KEY = "_eae.explorer.last_link_config"  # the settings of the last figure (prefetch)
 SCRUB_KEY = "_eae.explorer.scrub"  # the control the player's scrub slider moves
-prefetch.page_busy()  # this run first: speculative figures wait for the next idle moment
 B = state.explorer_binder()
-event = player.take_event(FIG_KEY)  # the player's scrub slider released, or another control
-if event is not None and event.get("event") == "family":
-    st.session_state[SCRUB_KEY] = str(event.get("param", family.DEFAULT))
-elif event is not None and event.get("event") == "scrub":
-    shown_cfg = st.session_state.get(LAST_RUN_KEY)
-    ctl = family.CONTROLS.get(str(event.get("param")))
-    if shown_cfg is not None and ctl is not None:  # the released value becomes the state
-        try:
-            B.reset(B.load().view, {"run": ctl.put(shown_cfg, float(event["value"]))})
-        except Exception as e:  # a value the settings refuse: say so, keep the state
-            st.warning(f"That value could not be used: {text.literal(e)}")
-bound = B.load()
-LESSON, _ = lesson.parse_lesson(bound.view.lesson)  # (the link was checked by load)
-
-
-def _go(i: int) -> None:
-    """Lesson step: show scenario i (its preset; the widgets are reseeded)."""
-    sc = LESSON[i]
-    current: ExplorerView = B.load().view
-    B.reset(current.model_copy(update={"scenario": sc.key, "presenter": True}),
-            {"run": sc.config()})
 
 
 def _show(v: ExplorerView, config: Config) -> None:
@@ -62,73 +40,97 @@ def _show(v: ExplorerView, config: Config) -> None:
     B.reset(v, {"run": config})
 
 
-presenter.mode(controls.widget_key("view.presenter", B.key), bound.view.presenter, bound.fresh)
-with st.sidebar:
-    panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
-                                   view=bound.view.figure_view(),
-                                   t_end_auto=bound.view.t_end_auto)
-shown = panel.view or bound.view.figure_view()
-view = bound.view.model_copy(update={**shown.model_dump(),
-                                     "t_end_auto": bool(panel.t_end_auto)})
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    prefetch.page_busy()  # this run first: speculative figures wait for the next idle moment
+    event = player.take_event(FIG_KEY)  # the player's scrub slider released, or another control
+    if event is not None and event.get("event") == "family":
+        st.session_state[SCRUB_KEY] = str(event.get("param", family.DEFAULT))
+    elif event is not None and event.get("event") == "scrub":
+        shown_cfg = st.session_state.get(LAST_RUN_KEY)
+        ctl = family.CONTROLS.get(str(event.get("param")))
+        if shown_cfg is not None and ctl is not None:  # the released value becomes the state
+            try:
+                B.reset(B.load().view, {"run": ctl.put(shown_cfg, float(event["value"]))})
+            except Exception as e:  # a value the settings refuse: say so, keep the state
+                st.warning(f"That value could not be used: {text.literal(e)}")
+    bound = B.load()
+    LESSON, _ = lesson.parse_lesson(bound.view.lesson)  # (the link was checked by load)
 
-if view.presenter:
-    at = lesson.position(LESSON, view.scenario)
-    edited = at >= 0 and panel.ok and panel.link_config != LESSON[at].config()
-    presenter.lesson_bar([(s.label, s.line) for s in LESSON], at, _go, edited=edited)
-else:
-    st.markdown("### Early alignment explorer")
-with presenter.intro(view.presenter, "What to look for"):
-    st.caption(
-        "What to look for: from a small initialisation the neurons first **turn toward a few "
-        "directions while their norms stay tiny** (left panel; the radius is relative to the "
-        "largest neuron), and only then **grow and fit** the data (norms and loss on the "
-        "right). Press ▶ Play or drag the slider.")
+    def _go(i: int) -> None:
+        """Lesson step: show scenario i (its preset; the widgets are reseeded)."""
+        sc = LESSON[i]
+        current: ExplorerView = B.load().view
+        B.reset(current.model_copy(update={"scenario": sc.key, "presenter": True}),
+                {"run": sc.config()})
+    presenter.mode(controls.widget_key("view.presenter", B.key), bound.view.presenter, bound.fresh)
+    with st.sidebar:
+        panel = controls.control_panel(B.key, bound.configs["run"], fresh=bound.fresh,
+                                       view=bound.view.figure_view(),
+                                       t_end_auto=bound.view.t_end_auto)
+    shown = panel.view or bound.view.figure_view()
+    view = bound.view.model_copy(update={**shown.model_dump(),
+                                         "t_end_auto": bool(panel.t_end_auto)})
+    if view.presenter:
+        at = lesson.position(LESSON, view.scenario)
+        edited = at >= 0 and panel.ok and panel.link_config != LESSON[at].config()
+        presenter.lesson_bar([(s.label, s.line) for s in LESSON], at, _go, edited=edited)
+    else:
+        st.markdown("### Early alignment explorer")
+    with presenter.intro(view.presenter, "What to look for"):
+        st.caption(
+            "What to look for: from a small initialisation the neurons first **turn toward a few "
+            "directions while their norms stay tiny** (left panel; the radius is relative to the "
+            "largest neuron), and only then **grow and fit** the data (norms and loss on the "
+            "right). Press ▶ Play or drag the slider.")
+    if bound.warnings:
+        st.warning(text.with_list("Some link parameters could not be used (the others were "
+                                  "kept):", bound.warnings))
+    for note in panel.notes:
+        st.info(note)
+    if not panel.ok:
+        assert panel.error is not None
+        st.error(controls.error_summary(panel.error))
+        charts.stale(FIG_KEY, presenter=view.presenter)
+    else:
+        config = panel.config
+        assert config is not None
+        link_config = panel.link_config  # t_end "auto" stays auto in the link (view.t_end_auto)
+        assert link_config is not None
+        params = B.sync(view, {"run": link_config})
+        got = runner.run_and_analyse(config)
+        if got is not None:
+            traj, analysis = got
+            options = charts.options_of(shown)
+            fig = figures.main(traj, analysis, options)
+            fam = family.plan(link_config, st.session_state.get(SCRUB_KEY, family.DEFAULT),
+                              auto=bool(panel.t_end_auto), options=options)
+            fid = (family.offer(fam, fig, traj, family.session_owner(), runner.get_service())
+                   if fam is not None and prefetch.enabled() else None)
+            scrub = fam.player_arg(family.choices(link_config), fid) if fam and fid else None
+            charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
+            try_this.panel(view, link_config, _show)
+            if not view.presenter:  # (a projector view keeps the figure alone)
+                runner.show_notes(analysis)
+            if traj.status == "completed":  # the next step of γ or ε: computed in the background
+                moved, sign = controls.moved_control(st.session_state.get(LAST_RUN_KEY),
+                                                     link_config)
+                st.session_state[LAST_RUN_KEY] = link_config
+                prefetch.prefetch(controls.neighbours(link_config, auto=bool(panel.t_end_auto),
+                                                      moved=moved, direction=sign), options)
+            with st.expander("Download", expanded=False):
+                downloads.download_panel(traj, fig, key="explorer")
+            with st.expander("Share this view", expanded=False):
+                st.caption("Copy this link (the icon at its right): it reopens exactly these "
+                           "settings" + (", in presenter mode." if view.presenter else ". "
+                                         "Turn on presenter mode (Display) to share a projector "
+                                         "view."))
+                st.code(state.share_link(params), language=None, wrap_lines=True)
+                if view.presenter:
+                    st.caption("A lesson is a list of scenarios (paper.preset) in the link, e.g. "
+                               "`view.lesson=min.toy_2d,wang_ma.four_phases`; ← → or PageUp / "
+                               "PageDown step through it.")
 
-if bound.warnings:
-    st.warning(text.with_list("Some link parameters could not be used (the others were "
-                              "kept):", bound.warnings))
-for note in panel.notes:
-    st.info(note)
 
-if not panel.ok:
-    assert panel.error is not None
-    st.error(controls.error_summary(panel.error))
-    charts.stale(FIG_KEY, presenter=view.presenter)
-else:
-    config = panel.config
-    assert config is not None
-    link_config = panel.link_config  # t_end "auto" stays auto in the link (view.t_end_auto)
-    assert link_config is not None
-    params = B.sync(view, {"run": link_config})
-    got = runner.run_and_analyse(config)
-    if got is not None:
-        traj, analysis = got
-        options = charts.options_of(shown)
-        fig = figures.main(traj, analysis, options)
-        fam = family.plan(link_config, st.session_state.get(SCRUB_KEY, family.DEFAULT),
-                          auto=bool(panel.t_end_auto), options=options)
-        fid = (family.offer(fam, fig, traj, family.session_owner(), runner.get_service())
-               if fam is not None and prefetch.enabled() else None)
-        scrub = fam.player_arg(family.choices(link_config), fid) if fam and fid else None
-        charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
-        try_this.panel(view, link_config, _show)
-        if not view.presenter:  # (a projector view keeps the figure alone)
-            runner.show_notes(analysis)
-        if traj.status == "completed":  # the next step of γ or ε: computed in the background
-            moved, sign = controls.moved_control(st.session_state.get(LAST_RUN_KEY),
-                                                 link_config)
-            st.session_state[LAST_RUN_KEY] = link_config
-            prefetch.prefetch(controls.neighbours(link_config, auto=bool(panel.t_end_auto),
-                                                  moved=moved, direction=sign), options)
-        with st.expander("Download", expanded=False):
-            downloads.download_panel(traj, fig, key="explorer")
-        with st.expander("Share this view", expanded=False):
-            st.caption("Copy this link (the icon at its right): it reopens exactly these "
-                       "settings" + (", in presenter mode." if view.presenter else ". "
-                                     "Turn on presenter mode (Display) to share a projector "
-                                     "view."))
-            st.code(state.share_link(params), language=None, wrap_lines=True)
-            if view.presenter:
-                st.caption("A lesson is a list of scenarios (paper.preset) in the link, e.g. "
-                           "`view.lesson=min.toy_2d,wang_ma.four_phases`; ← → or PageUp / "
-                           "PageDown step through it.")
+if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
+    page()

@@ -38,32 +38,7 @@ class PapersView(View):
     """The paper shown (knobs and preset are free parameters `<paper>.<knob>`)."""
 
     paper: PaperKey = Field(FIRST, alias="paper")  # type: ignore[valid-type]
-
-
 B = state.Binder(PREFIX, PapersView, extra=lambda k: k.split(".")[0] in PAPERS)
-bound = B.load()
-
-
-def _knob_widget(paper: str, k: Knob) -> Any:
-    """One knob as a widget kept in the URL under `<paper>.<knob>` (by the binder)."""
-    key = f"{paper}.{k.key}"
-    if k.options is not None:
-        return B.widget(st.select_slider, k.label, key=key, value=k.default, bound=bound,
-                        options=list(k.options), help=k.help, path=k.field)
-    return B.widget(st.number_input, k.label, key=key, value=k.default, bound=bound,
-                    min_value=k.min_value, max_value=k.max_value, step=k.step,
-                    format=k.format, help=k.help, path=k.field)
-
-
-def _knobs(paper: Paper) -> dict[str, Any]:
-    """The paper's widgets (bound to the URL), three to a row; returns config updates for the
-    preset."""
-    values: dict[str, Any] = {}
-    cols = st.columns(3)
-    for i, k in enumerate(paper.knobs):
-        with cols[i % 3]:
-            values[k.key] = _knob_widget(paper.key, k)
-    return paper.knob_updates(values)
 
 
 def _claims_table(df: pd.DataFrame) -> None:
@@ -111,120 +86,139 @@ def _full_checks(paper: str) -> None:
                        key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:")
 
 
-def _section(paper: Paper, i: int, sec: Section, traj: Trajectory,
-             analysis: Analysis | None) -> None:
-    """A section drawn from the run on screen (nothing when it cannot draw this run)."""
-    spec = sec.figure(traj, analysis) if sec.figure is not None else None
-    if spec is None and not sec.text:
-        return
-    st.markdown(f"**{sec.title}**" + (f" — {sec.text}" if sec.text else ""))
-    if spec is not None:
-        charts.chart(render(spec, presenter=on), key=f"papers_{paper.key}_section_{i}",
-                     main=False)
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    bound = B.load()
+
+    def _knob_widget(paper: str, k: Knob) -> Any:
+        """One knob as a widget kept in the URL under `<paper>.<knob>` (by the binder)."""
+        key = f"{paper}.{k.key}"
+        if k.options is not None:
+            return B.widget(st.select_slider, k.label, key=key, value=k.default, bound=bound,
+                            options=list(k.options), help=k.help, path=k.field)
+        return B.widget(st.number_input, k.label, key=key, value=k.default, bound=bound,
+                        min_value=k.min_value, max_value=k.max_value, step=k.step,
+                        format=k.format, help=k.help, path=k.field)
+
+    def _knobs(paper: Paper) -> dict[str, Any]:
+        """The paper's widgets (bound to the URL), three to a row; returns config updates for the
+        preset."""
+        values: dict[str, Any] = {}
+        cols = st.columns(3)
+        for i, k in enumerate(paper.knobs):
+            with cols[i % 3]:
+                values[k.key] = _knob_widget(paper.key, k)
+        return paper.knob_updates(values)
+
+    def _section(paper: Paper, i: int, sec: Section, traj: Trajectory,
+                 analysis: Analysis | None) -> None:
+        """A section drawn from the run on screen (nothing when it cannot draw this run)."""
+        spec = sec.figure(traj, analysis) if sec.figure is not None else None
+        if spec is None and not sec.text:
+            return
+        st.markdown(f"**{sec.title}**" + (f" — {sec.text}" if sec.text else ""))
+        if spec is not None:
+            charts.chart(render(spec, presenter=on), key=f"papers_{paper.key}_section_{i}",
+                         main=False)
+            if spec.caption:
+                st.caption(spec.caption)
+
+    def _study(paper: Paper, i: int, sec: StudySection) -> None:
+        """A figure of many runs: the reproduction's file in reports/ when there is one, else a
+        quick version through the service behind a button."""
+        st.markdown(f"**{sec.title}** — {sec.text}")
+        key = f"{PREFIX}.study.{paper.key}.{i}"
+        spec = sec.load(REPORTS) or st.session_state.get(key)
+        if spec is None:
+            st.caption(sec.cost)
+            if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:"):
+                return
+            with st.spinner("Running through the service…"):
+                spec = sec.compute(runner.get_service().run)
+            st.session_state[key] = spec
+        charts.chart(render(spec, presenter=on), key=f"papers_{paper.key}_study_{i}", main=False)
         if spec.caption:
             st.caption(spec.caption)
 
-
-def _study(paper: Paper, i: int, sec: StudySection) -> None:
-    """A figure of many runs: the reproduction's file in reports/ when there is one, else a
-    quick version through the service behind a button."""
-    st.markdown(f"**{sec.title}** — {sec.text}")
-    key = f"{PREFIX}.study.{paper.key}.{i}"
-    spec = sec.load(REPORTS) or st.session_state.get(key)
-    if spec is None:
-        st.caption(sec.cost)
-        if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:"):
-            return
-        with st.spinner("Running through the service…"):
-            spec = sec.compute(runner.get_service().run)
-        st.session_state[key] = spec
-    charts.chart(render(spec, presenter=on), key=f"papers_{paper.key}_study_{i}", main=False)
-    if spec.caption:
-        st.caption(spec.caption)
-
-
-def _paper_selector() -> str:
-    """The paper (seeded from the binder's view: the link, or the Overview's buttons)."""
-    k = B.seed(f"{PREFIX}.paper", bound.view.paper, bound.fresh)
-    return st.segmented_control("Paper", options=PapersView.options("paper"),
-                                format_func=lambda p: PAPERS[p].short, required=True,
-                                key=k) or FIRST
-
-
-# ----------------------------------------------------------------------------- the page
-on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
-presenter.switch("view.presenter")
-for w in [w for w in bound.warnings if w.startswith("ignored paper=")]:
-    bound.warnings.remove(w)
-    st.warning(f"Unknown paper in the link: showing {PAPERS[FIRST].short}. "
-               f"{text.literal(w)}")
-
-if not on:  # compact header in presenter mode
-    st.title("The papers")
-# presenter mode: the paper's title, then its figure; the selector and the collapsed text and
-# knobs follow the figure (they run first, but are drawn in a box under it)
-head, figure_box = st.container(), st.container()
-chrome = st.container() if on else head
-with chrome:
-    paper = _paper_selector()
-PAPER = PAPERS[paper]
-with head:
-    st.subheader(PAPER.title)
-with chrome:
-    presenter.intro(on, "The claim in plain words").markdown(PAPER.text)
-
-P = PAPER.presets(True)
-names = list(P)
-with chrome, presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
-    preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
-                      bound=bound, options=names)
-    updates = _knobs(PAPER)
-if bound.warnings:
-    chrome.warning(text.with_list("Some link parameters could not be used and were reset:",
-                              bound.warnings))
-params = B.sync(PapersView(paper=paper, presenter=on), {},
-                extra={k: v for k, v in bound.extra.items() if k.startswith(f"{paper}.")})
-
-try:
-    config = P[preset or names[0]].with_updates(updates) if updates else P[preset or names[0]]
-except (ConfigError, ValueError) as e:
-    st.error(f"These knobs give an invalid run: {e}")
-    st.stop()
-
-view = FigureView(presenter=on)
-got = runner.run_and_analyse(config, prefix=PREFIX)
-if got is not None:
-    traj, analysis = got
-    fig = figures.main(traj, analysis, charts.options_of(view))
-    with figure_box:
-        charts.animated(fig, key=f"papers_figure_{paper}", presenter=on)
-    if PAPER.note:
-        st.info(PAPER.note)
-    for note in analysis.notes_of(paper) if analysis is not None else ():
-        st.caption(text.literal(note))  # e.g. which theorem assumption this run breaks
+    def _paper_selector() -> str:
+        """The paper (seeded from the binder's view: the link, or the Overview's buttons)."""
+        k = B.seed(f"{PREFIX}.paper", bound.view.paper, bound.fresh)
+        return st.segmented_control("Paper", options=PapersView.options("paper"),
+                                    format_func=lambda p: PAPERS[p].short, required=True,
+                                    key=k) or FIRST
+    # ----------------------------------------------------------------------------- the page
+    on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+    presenter.switch("view.presenter")
+    for w in [w for w in bound.warnings if w.startswith("ignored paper=")]:
+        bound.warnings.remove(w)
+        st.warning(f"Unknown paper in the link: showing {PAPERS[FIRST].short}. "
+                   f"{text.literal(w)}")
+    if not on:  # compact header in presenter mode
+        st.title("The papers")
+    # presenter mode: the paper's title, then its figure; the selector and the collapsed text and
+    # knobs follow the figure (they run first, but are drawn in a box under it)
+    head, figure_box = st.container(), st.container()
+    chrome = st.container() if on else head
+    with chrome:
+        paper = _paper_selector()
+    PAPER = PAPERS[paper]
+    with head:
+        st.subheader(PAPER.title)
+    with chrome:
+        presenter.intro(on, "The claim in plain words").markdown(PAPER.text)
+    P = PAPER.presets(True)
+    names = list(P)
+    with chrome, presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
+        preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
+                          bound=bound, options=names)
+        updates = _knobs(PAPER)
+    if bound.warnings:
+        chrome.warning(text.with_list("Some link parameters could not be used and were reset:",
+                                  bound.warnings))
+    params = B.sync(PapersView(paper=paper, presenter=on), {},
+                    extra={k: v for k, v in bound.extra.items() if k.startswith(f"{paper}.")})
+    try:
+        config = P[preset or names[0]].with_updates(updates) if updates else P[preset or names[0]]
+    except (ConfigError, ValueError) as e:
+        st.error(f"These knobs give an invalid run: {e}")
+        st.stop()
+    view = FigureView(presenter=on)
+    got = runner.run_and_analyse(config, prefix=PREFIX)
+    if got is not None:
+        traj, analysis = got
+        fig = figures.main(traj, analysis, charts.options_of(view))
+        with figure_box:
+            charts.animated(fig, key=f"papers_figure_{paper}", presenter=on)
+        if PAPER.note:
+            st.info(PAPER.note)
+        for note in analysis.notes_of(paper) if analysis is not None else ():
+            st.caption(text.literal(note))  # e.g. which theorem assumption this run breaks
+        for i, sec in enumerate(PAPER.sections):
+            if isinstance(sec, Section):
+                _section(PAPER, i, sec, traj, analysis)
+        checks = PAPER.run_claims(traj)
+        if checks:
+            st.markdown("**This run** (current knobs)")
+            _claims_table(downloads.claims_table(checks))
+        c1, c2 = st.columns([1, 3])
+        with c1:
+            if st.button("Open in Explorer", key=f"{PREFIX}.open.{paper}",
+                         icon=":material/explore:"):
+                state.open_in_explorer(config, view)
+        with c2:
+            st.caption("The Explorer opens with this run's full settings in its URL, to change "
+                       "anything else.")
+        with st.expander("Download this run", expanded=False):
+            downloads.download_panel(traj, fig, checks or None, key=f"{PREFIX}.{paper}")
     for i, sec in enumerate(PAPER.sections):
-        if isinstance(sec, Section):
-            _section(PAPER, i, sec, traj, analysis)
-    checks = PAPER.run_claims(traj)
-    if checks:
-        st.markdown("**This run** (current knobs)")
-        _claims_table(downloads.claims_table(checks))
-    c1, c2 = st.columns([1, 3])
-    with c1:
-        if st.button("Open in Explorer", key=f"{PREFIX}.open.{paper}", icon=":material/explore:"):
-            state.open_in_explorer(config, view)
-    with c2:
-        st.caption("The Explorer opens with this run's full settings in its URL, to change "
-                   "anything else.")
-    with st.expander("Download this run", expanded=False):
-        downloads.download_panel(traj, fig, checks or None, key=f"{PREFIX}.{paper}")
+        if isinstance(sec, StudySection):
+            _study(PAPER, i, sec)
+    _full_checks(paper)
+    with st.expander("Share this view", expanded=False):
+        st.caption("Copy this link (icon at its right): it reopens this paper with these knobs"
+                   + (", in presenter mode." if on else "."))
+        st.code(state.share_link(params), language=None, wrap_lines=True)
 
-for i, sec in enumerate(PAPER.sections):
-    if isinstance(sec, StudySection):
-        _study(PAPER, i, sec)
-_full_checks(paper)
 
-with st.expander("Share this view", expanded=False):
-    st.caption("Copy this link (icon at its right): it reopens this paper with these knobs"
-               + (", in presenter mode." if on else "."))
-    st.code(state.share_link(params), language=None, wrap_lines=True)
+if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
+    page()

@@ -52,83 +52,81 @@ def _limits_table(active: Limits) -> pd.DataFrame:
             "meaning": LIMIT_HELP.get(f.name, ""),
         })
     return pd.DataFrame(rows)
-
-
 B = state.Binder(PREFIX, View)
-bound = B.load()
-on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
-presenter.switch("view.presenter")
-B.sync(View(presenter=on), {})
 
-st.title("About & status")
-presenter.intro(on, "About this app").caption(
-    "Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
-    "small initialisation. Every run goes through one cached service per server process.")
 
-if not get_settings().operator:
-    st.subheader("What this server allows")
-    st.caption("Settings over these limits are refused with a message saying what to change; "
-               "runs estimated to take longer than the last line start only when you press "
-               "Run.")
-    lim = get_limits()
-    st.dataframe(pd.DataFrame([
-        {"limit": LIMIT_HELP.get(f.name, f.name),
-         "value": f"{getattr(lim, f.name):g}" if isinstance(getattr(lim, f.name), float)
-         else str(getattr(lim, f.name))}
-        for f in fields(Limits) if f.name in VISITOR_LIMITS]), hide_index=True, width="stretch")
-    st.caption("Counters, caches and server settings are shown to the server's operators only.")
-    st.stop()
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    bound = B.load()
+    on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+    presenter.switch("view.presenter")
+    B.sync(View(presenter=on), {})
+    st.title("About & status")
+    presenter.intro(on, "About this app").caption(
+        "Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
+        "small initialisation. Every run goes through one cached service per server process.")
+    if not get_settings().operator:
+        st.subheader("What this server allows")
+        st.caption("Settings over these limits are refused with a message saying what to change; "
+                   "runs estimated to take longer than the last line start only when you press "
+                   "Run.")
+        lim = get_limits()
+        st.dataframe(pd.DataFrame([
+            {"limit": LIMIT_HELP.get(f.name, f.name),
+             "value": f"{getattr(lim, f.name):g}" if isinstance(getattr(lim, f.name), float)
+             else str(getattr(lim, f.name))}
+            for f in fields(Limits) if f.name in VISITOR_LIMITS]), hide_index=True, width="stretch")
+        st.caption("Counters, caches and server settings are shown to the server's operators only.")
+        st.stop()
+    service = get_service()
+    stats = service.stats()
+    st.subheader("Service")
+    row = st.columns(4)
+    row[0].metric("Memory hits", f"{stats['memory_hits']:,}")
+    row[1].metric("Disk hits", f"{stats['disk_hits']:,}")
+    row[2].metric("Computed", f"{stats['computations']:,}",
+                  help="simulations started for a page's request; "
+                       f"{stats['prefetch_computations']:,} more were started ahead of time "
+                       "(the Explorer's neighbouring settings)")
+    row[3].metric("Joined a run in flight", f"{stats['joined']:,}",
+                  help="requests that waited for an identical run already computing")
+    row = st.columns(4)
+    row[0].metric("Running now", f"{stats['running']} of {stats['max_concurrent']}")
+    row[1].metric("Queued", f"{stats['queued']}")
+    row[2].metric("Cancelled", f"{stats['cancelled']:,}")
+    row[3].metric("Errors", f"{stats['errors']:,}")
+    st.subheader("Caches")
+    row = st.columns(3)
+    row[0].metric("Memory entries", f"{stats['memory_entries']} of {stats['memory_limit_entries']}")
+    row[1].metric("Memory size", _mb(stats["memory_bytes"]),
+                  help=f"limit {_mb(stats['memory_limit_bytes'])}")
+    row[2].metric("Disk size", _mb(stats["disk_bytes"]),
+                  help=f"{stats['disk_entries']} entries; limit {_mb(stats['disk_limit_bytes'])}")
+    health = service.cache_health()
+    if not health["ok"]:  # the cache repaired itself (also logged): say what happened
+        st.warning("The disk cache repaired itself since this server started (nothing to do "
+                   "unless this repeats):")
+        st.text("\n".join(f"- {p}" for p in health["problems"]))
+    st.caption(f"Disk cache: `{service.cache_dir}` (set EAE_CACHE_DIR to move it). Counters count "
+               "since this server process started.")
+    if st.button("Clear memory cache", help="drop the in-process cache; the disk cache stays"):
+        service.clear_memory()
+        st.success("Memory cache cleared.")
+    st.subheader("Limits")
+    st.caption("Each limit is read from its environment variable (EAE_ + the name in capitals); "
+               "configurations over a limit are refused with a message naming it.")
+    st.dataframe(_limits_table(get_limits()), hide_index=True, width="stretch")
+    st.subheader("Threads")
+    st.caption("How runs use the cores. Results never depend on these settings; see "
+               "docs/hosting.md for choosing them on a shared host.")
+    st.dataframe(pd.DataFrame(thread_settings()), hide_index=True, width="stretch")
+    st.subheader("Versions")
+    st.dataframe(pd.DataFrame(
+        [{"package": p, "version": _version(p)}
+         for p in ("numpy", "numba", "scipy", "streamlit", "plotly", "pydantic")]
+        + [{"package": "python", "version": platform.python_version()}]),
+        hide_index=True)
 
-service = get_service()
-stats = service.stats()
 
-st.subheader("Service")
-row = st.columns(4)
-row[0].metric("Memory hits", f"{stats['memory_hits']:,}")
-row[1].metric("Disk hits", f"{stats['disk_hits']:,}")
-row[2].metric("Computed", f"{stats['computations']:,}",
-              help="simulations started for a page's request; "
-                   f"{stats['prefetch_computations']:,} more were started ahead of time "
-                   "(the Explorer's neighbouring settings)")
-row[3].metric("Joined a run in flight", f"{stats['joined']:,}",
-              help="requests that waited for an identical run already computing")
-row = st.columns(4)
-row[0].metric("Running now", f"{stats['running']} of {stats['max_concurrent']}")
-row[1].metric("Queued", f"{stats['queued']}")
-row[2].metric("Cancelled", f"{stats['cancelled']:,}")
-row[3].metric("Errors", f"{stats['errors']:,}")
-
-st.subheader("Caches")
-row = st.columns(3)
-row[0].metric("Memory entries", f"{stats['memory_entries']} of {stats['memory_limit_entries']}")
-row[1].metric("Memory size", _mb(stats["memory_bytes"]),
-              help=f"limit {_mb(stats['memory_limit_bytes'])}")
-row[2].metric("Disk size", _mb(stats["disk_bytes"]),
-              help=f"{stats['disk_entries']} entries; limit {_mb(stats['disk_limit_bytes'])}")
-health = service.cache_health()
-if not health["ok"]:  # the cache repaired itself (also logged): say what happened
-    st.warning("The disk cache repaired itself since this server started (nothing to do "
-               "unless this repeats):")
-    st.text("\n".join(f"- {p}" for p in health["problems"]))
-st.caption(f"Disk cache: `{service.cache_dir}` (set EAE_CACHE_DIR to move it). Counters count "
-           "since this server process started.")
-if st.button("Clear memory cache", help="drop the in-process cache; the disk cache stays"):
-    service.clear_memory()
-    st.success("Memory cache cleared.")
-
-st.subheader("Limits")
-st.caption("Each limit is read from its environment variable (EAE_ + the name in capitals); "
-           "configurations over a limit are refused with a message naming it.")
-st.dataframe(_limits_table(get_limits()), hide_index=True, width="stretch")
-
-st.subheader("Threads")
-st.caption("How runs use the cores. Results never depend on these settings; see "
-           "docs/hosting.md for choosing them on a shared host.")
-st.dataframe(pd.DataFrame(thread_settings()), hide_index=True, width="stretch")
-
-st.subheader("Versions")
-st.dataframe(pd.DataFrame(
-    [{"package": p, "version": _version(p)}
-     for p in ("numpy", "numba", "scipy", "streamlit", "plotly", "pydantic")]
-    + [{"package": "python", "version": platform.python_version()}]),
-    hide_index=True)
+if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
+    page()

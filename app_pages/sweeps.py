@@ -37,8 +37,6 @@ class SweepsView(View):
 
     sweep: SweepName = Field("trap_probability", alias="sweep")  # type: ignore[valid-type]
     size: Literal["quick", "full"] = Field("quick", alias="size")
-
-
 B = state.Binder(KEY, SweepsView)
 FIELDS = ["init.scale", "init.scheme", "init.normalisation", "model.width", "model.gamma",
           "model.c", "data.angle_deg", "data.p", "data.d", "data.noise", "loss.kind",
@@ -119,8 +117,6 @@ def _figure(res: sw.SweepResult) -> go.Figure:
     y = "final_loss" if "final_loss" in res.sweep.record else next(
         c for c in res.sweep.record if c != "phases")
     return vs.default_figure(df, list(res.sweep.axis_fields), y)
-
-
 # ----------------------------------------------------------------------------- the spec
 def _builtin_panel() -> tuple[sw.Sweep | None, str, str]:
     names = list(sw.BUILTINS)
@@ -209,49 +205,6 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
         return None, "custom"
 
 
-# ----------------------------------------------------------------------------- page
-bound = B.load()
-sw.prestart()  # the LocalCluster starts and warms in the background while the user chooses
-custom = bound.view.sweep == "custom"
-B.seed(f"{KEY}.mode", "Compose" if custom else "Built-in", bound.fresh)
-B.seed(f"{KEY}.builtin", SweepsView().sweep if custom else bound.view.sweep, bound.fresh)
-B.seed(f"{KEY}.size", bound.view.size, bound.fresh)
-on = presenter.mode(f"{KEY}.view.presenter", bound.view.presenter, bound.fresh)
-st.markdown("**Sweeps**" if on else "### Sweeps")
-presenter.intro(on, "About sweeps").caption(
-    "Run a grid of settings (axes × seeds) on the Dask cluster and see how a quantity scales. "
-    "Built-ins turn the papers' scaling claims into a picture with a fitted line and the "
-    "theory's line (or the paper's numbers) beside it. Points already computed anywhere come "
-    "from the shared cache.")
-if bound.warnings:
-    st.warning(text.with_list("Some link parameters could not be used:", bound.warnings))
-job: Job | None = st.session_state.get(f"{KEY}.job")
-busy = job is not None and job.running
-
-with st.container(border=True):
-    mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
-                    disabled=busy)
-    if mode == "Built-in":
-        spec, chosen, size = _builtin_panel()
-        B.sync(SweepsView(sweep=chosen, size=size, presenter=on), {})
-    else:
-        spec, chosen = _compose_panel()
-        B.sync(SweepsView(sweep="custom", presenter=on), {})
-    if spec is not None:
-        axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
-        st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
-                   f"{spec.description}")
-    run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
-                            key=f"{KEY}.run")  # Cancel: under the progress bar
-
-if run_clicked and spec is not None:
-    job = _start(spec)
-    st.session_state[f"{KEY}.job"] = job
-    st.session_state.pop(f"{KEY}.result", None)
-    st.session_state[f"{KEY}.result_name"] = chosen
-    busy = True
-
-
 @st.fragment(run_every=REDRAW_S)
 def _progress() -> None:
     """While the sweep runs: a progress bar, a Cancel button, and the figure of the points
@@ -281,56 +234,99 @@ def _progress() -> None:
     st.rerun()
 
 
-if st.session_state.get(f"{KEY}.job") is not None:
-    _progress()
-
-if err := st.session_state.pop(f"{KEY}.error", None):
-    st.error(f"The sweep could not run: {text.literal(err)}")
-
-res: sw.SweepResult | None = st.session_state.get(f"{KEY}.result")
-if res is not None:
-    df = res.frame
-    counts = ", ".join(f"{v} {k}" for k, v in res.status_counts().items())
-    msg = (f"{len(df)} runs in {res.elapsed_s:.1f} s on {res.n_workers} Dask workers "
-           f"({res.scheduler}): {counts}.")
-    (st.warning if res.cancelled else st.success)(("Cancelled. " if res.cancelled else "")
-                                                   + msg)
-    name = res.sweep.builtin
-    tabs = st.tabs(["Scaling plot" if name else "Plot", "Explore", "Table"])
-    axes = list(res.sweep.axis_fields)
-    numeric = [c for c in res.sweep.record if c != "phases"]
-    with tabs[0]:
-        if name and name in vs.BUILTIN_FIGURES:
-            charts.chart(_figure(res), key=f"{KEY}.fig.builtin", main=False)
-            st.caption(sw.BUILTINS[name].claim)
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    # ----------------------------------------------------------------------------- page
+    bound = B.load()
+    sw.prestart()  # the LocalCluster starts and warms in the background while the user chooses
+    custom = bound.view.sweep == "custom"
+    B.seed(f"{KEY}.mode", "Compose" if custom else "Built-in", bound.fresh)
+    B.seed(f"{KEY}.builtin", SweepsView().sweep if custom else bound.view.sweep, bound.fresh)
+    B.seed(f"{KEY}.size", bound.view.size, bound.fresh)
+    on = presenter.mode(f"{KEY}.view.presenter", bound.view.presenter, bound.fresh)
+    st.markdown("**Sweeps**" if on else "### Sweeps")
+    presenter.intro(on, "About sweeps").caption(
+        "Run a grid of settings (axes × seeds) on the Dask cluster and see how a quantity scales. "
+        "Built-ins turn the papers' scaling claims into a picture with a fitted line and the "
+        "theory's line (or the paper's numbers) beside it. Points already computed anywhere come "
+        "from the shared cache.")
+    if bound.warnings:
+        st.warning(text.with_list("Some link parameters could not be used:", bound.warnings))
+    job: Job | None = st.session_state.get(f"{KEY}.job")
+    busy = job is not None and job.running
+    with st.container(border=True):
+        mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
+                        disabled=busy)
+        if mode == "Built-in":
+            spec, chosen, size = _builtin_panel()
+            B.sync(SweepsView(sweep=chosen, size=size, presenter=on), {})
         else:
-            y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0")
-            charts.chart(vs.default_figure(df, axes, y), key=f"{KEY}.fig.default", main=False)
-    with tabs[1]:
-        cc = st.columns(3)
-        y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
-                            index=numeric.index("final_loss") if "final_loss" in numeric else 0)
-        kind = cc[1].radio("Chart", ["lines", "heatmap"], horizontal=True, key=f"{KEY}.kind",
-                           index=1 if len(axes) >= 2 else 0)
-        if kind == "heatmap" and len(axes) < 2:
-            st.info("A heatmap needs two axes; showing lines.")
-            kind = "lines"
-        if axes:
-            x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x")
-            rest = [a for a in axes if a != x]
-            fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
-                   else vs.lines_figure(df, x, y, color=rest[0] if rest else None))
-            charts.chart(fig, key=f"{KEY}.fig.explore", main=False)
-    with tabs[2]:
-        st.dataframe(df, hide_index=True, key=f"{KEY}.table")
-    stem = (name or "sweep").replace(" ", "_")
-    d1, d2, d3, _ = st.columns([1, 1, 1, 3])
-    d1.download_button("CSV", res.to_csv_bytes(), f"{stem}.csv", "text/csv", key=f"{KEY}.csv")
-    d2.download_button("Parquet", res.to_parquet_bytes(), f"{stem}.parquet",
-                       "application/octet-stream", key=f"{KEY}.parquet")
-    d3.download_button("Sweep JSON", res.sweep.to_json(), f"{stem}.json", "application/json",
-                       key=f"{KEY}.json")
-elif not busy:
-    st.info("Pick a sweep and press **Run sweep**. The quick built-ins take a few seconds to "
-            "half a minute on two cores; the plot fills in as points finish, then the table "
-            "and the downloads appear here.")
+            spec, chosen = _compose_panel()
+            B.sync(SweepsView(sweep="custom", presenter=on), {})
+        if spec is not None:
+            axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
+            st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
+                       f"{spec.description}")
+        run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
+                                key=f"{KEY}.run")  # Cancel: under the progress bar
+    if run_clicked and spec is not None:
+        job = _start(spec)
+        st.session_state[f"{KEY}.job"] = job
+        st.session_state.pop(f"{KEY}.result", None)
+        st.session_state[f"{KEY}.result_name"] = chosen
+        busy = True
+    if st.session_state.get(f"{KEY}.job") is not None:
+        _progress()
+    if err := st.session_state.pop(f"{KEY}.error", None):
+        st.error(f"The sweep could not run: {text.literal(err)}")
+    res: sw.SweepResult | None = st.session_state.get(f"{KEY}.result")
+    if res is not None:
+        df = res.frame
+        counts = ", ".join(f"{v} {k}" for k, v in res.status_counts().items())
+        msg = (f"{len(df)} runs in {res.elapsed_s:.1f} s on {res.n_workers} Dask workers "
+               f"({res.scheduler}): {counts}.")
+        (st.warning if res.cancelled else st.success)(("Cancelled. " if res.cancelled else "")
+                                                       + msg)
+        name = res.sweep.builtin
+        tabs = st.tabs(["Scaling plot" if name else "Plot", "Explore", "Table"])
+        axes = list(res.sweep.axis_fields)
+        numeric = [c for c in res.sweep.record if c != "phases"]
+        with tabs[0]:
+            if name and name in vs.BUILTIN_FIGURES:
+                charts.chart(_figure(res), key=f"{KEY}.fig.builtin", main=False)
+                st.caption(sw.BUILTINS[name].claim)
+            else:
+                y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0")
+                charts.chart(vs.default_figure(df, axes, y), key=f"{KEY}.fig.default", main=False)
+        with tabs[1]:
+            cc = st.columns(3)
+            y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
+                                index=numeric.index("final_loss") if "final_loss" in numeric else 0)
+            kind = cc[1].radio("Chart", ["lines", "heatmap"], horizontal=True, key=f"{KEY}.kind",
+                               index=1 if len(axes) >= 2 else 0)
+            if kind == "heatmap" and len(axes) < 2:
+                st.info("A heatmap needs two axes; showing lines.")
+                kind = "lines"
+            if axes:
+                x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x")
+                rest = [a for a in axes if a != x]
+                fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
+                       else vs.lines_figure(df, x, y, color=rest[0] if rest else None))
+                charts.chart(fig, key=f"{KEY}.fig.explore", main=False)
+        with tabs[2]:
+            st.dataframe(df, hide_index=True, key=f"{KEY}.table")
+        stem = (name or "sweep").replace(" ", "_")
+        d1, d2, d3, _ = st.columns([1, 1, 1, 3])
+        d1.download_button("CSV", res.to_csv_bytes(), f"{stem}.csv", "text/csv", key=f"{KEY}.csv")
+        d2.download_button("Parquet", res.to_parquet_bytes(), f"{stem}.parquet",
+                           "application/octet-stream", key=f"{KEY}.parquet")
+        d3.download_button("Sweep JSON", res.sweep.to_json(), f"{stem}.json", "application/json",
+                           key=f"{KEY}.json")
+    elif not busy:
+        st.info("Pick a sweep and press **Run sweep**. The quick built-ins take a few seconds to "
+                "half a minute on two cores; the plot fills in as points finish, then the table "
+                "and the downloads appear here.")
+
+
+if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
+    page()

@@ -169,3 +169,29 @@ def test_pages_define_no_plotly_config_of_their_own() -> None:
     offenders = [str(p.relative_to(ROOT)) for p in _files("app_pages")
                  if "displaylogo" in p.read_text(encoding="utf-8")]
     assert not offenders, offenders
+
+
+PAGE_FILES = sorted(p for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
+
+
+@pytest.mark.parametrize("path", PAGE_FILES, ids=lambda p: p.stem)
+def test_a_page_is_a_function_with_no_state_at_module_level(path: Path) -> None:
+    """Module level holds imports, constants, classes and functions only: no Streamlit call,
+    no session state and no widget runs on import; the page is `page()`, run by the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # docstring
+        if isinstance(node, ast.If):  # only the script guard: if __name__ == "__main__": page()
+            test = ast.unparse(node.test)
+            assert test == "__name__ == '__main__'", test
+            assert [ast.unparse(s) for s in node.body] == ["page()"]
+            continue
+        assert isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef,
+                                 ast.Assign, ast.AnnAssign)), ast.unparse(node)[:80]
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            attrs = {a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute)}
+            assert not names & {"st", "ss"} and "session_state" not in attrs, \
+                ast.unparse(node)[:80]
+    assert any(isinstance(n, ast.FunctionDef) and n.name == "page" for n in tree.body)
