@@ -10,8 +10,9 @@ Sections (each a table in the report, each goal a ratio measured in this same ru
    t = 2000 (our t = 4000, since their loss (1/n)Σ(h − y)² is twice ours; plus fixed-step GD
    with their η = 1e-3, our 2e-3), and a Chistikov et al. teacher run (d = n = 16, m = 200,
    λ = 4⁻⁶) to a time where the loss is below 1e-6.
-3. ``kink``: Wang & Ma's example (examples/two_signals.json): evaluations, steps at the kink
-   floor, and the distance to GD with a small learning rate (bench.flow).
+3. ``kink``: accuracy at kinks: the drift of a_j² − ‖w_j‖² at rtol 1e-6, 1e-8, 1e-10 on two
+   kinked runs (leaky ReLU clusters, Wang & Ma's signals with a trained output layer) for gf,
+   diffrax and SciPy RK23 (bench.flow.kink_section).
 4. ``flow``: end to end on three runs (three points, teacher, Wang & Ma): the bare stepper,
    ``simulate()`` with every frame's metrics, diffrax (optional, like JAX; compile time apart)
    and SciPy RK23 at the same frame times, and their ratios (bench.flow.end_to_end).
@@ -102,7 +103,7 @@ def measure(opts: Options, say: Callable[[str], None] = _say) -> dict[str, Any]:
             "Chistikov et al. teacher (centred, d = n = 16, λ = 4⁻⁶)", p, W0, a0,
             20.0 if quick else 1000.0, rtol, atol, [m for m in methods if m != "LSODA"])
     if "kink" not in skip:
-        say("kink sliding ...")
+        say("accuracy at kinks: gf, diffrax, SciPy RK23 ...")
         res["kink"] = kink_section(quick)
     if "flow" not in skip:
         say("end to end: bare stepper, simulate(), diffrax, SciPy RK23 ...")

@@ -113,6 +113,20 @@ def balance_drift(W: np.ndarray, a: np.ndarray, W0: np.ndarray, a0: np.ndarray) 
     return float(np.abs(balance(W, a) - balance(W0, a0)).max())
 
 
+def relative_balance_drift(drift: np.ndarray, max_norm: np.ndarray, a: np.ndarray) -> float:
+    """The integrator's achieved accuracy on a run, from its frames: max over frames of
+    max_j |Δ(a_j² − ‖w_j‖²)| / (max_j a_j² + max_j ‖w_j‖²) — `drift` and `max_norm` the
+    frames' `balance_drift` and `max_norm` (F,), `a` the output weights (F, m). Gradient flow
+    with a trained output layer conserves a_j² − ‖w_j‖² exactly (kinks and sliding included),
+    so this is the error of the integration, comparable with its rtol. nan without frames."""
+    if len(drift) == 0:
+        return float("nan")
+    scale = np.max(a**2, axis=1) + max_norm**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(scale > 0, drift / scale, 0.0)
+    return float(np.nanmax(rel))
+
+
 def active_dead_counts(W: np.ndarray, X: np.ndarray) -> tuple[int, int]:
     act = active_mask(W, X)
     return int(act.sum()), int((~act).sum())

@@ -490,3 +490,34 @@ def test_an_error_while_recording_reaches_the_caller(monkeypatch) -> None:
     with pytest.raises(RuntimeError, match="frame failed"):
         simulate(SMALL.with_updates({"record.frames": 12}))
     assert threads == ["eae-measure"]  # measured on the worker, raised here; then no more
+
+
+# ------------------------------------------------------ achieved accuracy beside the requested
+def test_achieved_accuracy_is_reported_and_agrees_with_the_weights() -> None:
+    """gf with a trained output layer reports the drift of a_j² − ‖w_j‖² (conserved by the
+    flow) beside its rtol; recomputed here from the stored weights with NumPy; GD and a frozen
+    output layer (nothing conserved) report nothing; past 10·rtol the message says so."""
+    from dynamics import metrics
+    from dynamics.simulate import ACCURACY_SLACK, _report_accuracy
+
+    c = Config.from_dict({"data": {"kind": "clusters", "bias": True}, "model": {"gamma": 0.1},
+                          "loss": {"kind": "logistic"}, "integrator": {"t_end": 20.0}})
+    tr = simulate(c)
+    acc = tr.meta["accuracy"]
+    assert acc["rtol"] == c.integrator.rtol and 0 < acc["balance_drift"] < 1e-3
+    assert acc["within_tolerance"] == (acc["balance_drift"] <= ACCURACY_SLACK * acc["rtol"])
+    W0, a0 = tr.W_at(0), tr.a[0]
+    ref = max(np.abs(metrics.balance(tr.W_at(f), tr.a[f]) - metrics.balance(W0, a0)).max()
+              / ((tr.a[f] ** 2).max() + (np.linalg.norm(tr.W_at(f), axis=1) ** 2).max())
+              for f in range(tr.n_frames) if tr.W_at(f) is not None)
+    assert acc["balance_drift"] == pytest.approx(ref, rel=1e-6, abs=1e-15)
+    assert "accuracy" not in simulate(c.with_updates({"integrator.method": "gd"})).meta
+    assert "accuracy" not in simulate(c.with_updates({"model.train_output": False})).meta
+    # the sentence appears exactly when the drift is past the slack (here: a demanded rtol
+    # far below what this run achieved)
+    strict = simulate(c)
+    strict.config = c.with_updates({"integrator.rtol": acc["balance_drift"] / 100})
+    _report_accuracy(strict)
+    assert strict.meta["accuracy"]["within_tolerance"] is False
+    assert ("Achieved accuracy" in strict.message and "Achieved accuracy" not in tr.message) \
+        or not acc["within_tolerance"]

@@ -178,9 +178,16 @@ def run_and_analyse(config: Config, *, prefix: str = KEY_PREFIX,
 
 
 def show_status(traj: Trajectory, label: str = "") -> None:
-    """A warning for a run that did not complete: its status, message and what to change."""
+    """A warning for a run that did not complete: its status, message and what to change; for
+    a completed one, its achieved accuracy when it is worse than asked (`meta["accuracy"]`)."""
     status = Status(traj.status)
     if status is Status.COMPLETED:
+        acc = traj.meta.get("accuracy") or {}
+        if acc.get("within_tolerance") is False:  # the achieved accuracy beside the requested
+            st.caption(f"{label}Achieved accuracy {acc['balance_drift']:.1e} (relative drift "
+                       f"of a_j² − ‖w_j‖², which the flow conserves) at rtol "
+                       f"{acc['rtol']:g}: neurons sliding on ReLU kinks are followed with "
+                       "small fixed steps, whose error does not follow rtol.")
         return
     # a diverged run's message carries the fix chosen for it (dynamics.status.divergence_fix)
     generic = status.fix and status is not Status.DIVERGED
