@@ -181,3 +181,21 @@ def screenshot_dir() -> Path:
 def streamlit_idle() -> Callable[..., None]:
     """The :func:`devtools.browser.wait_for_streamlit_idle` helper as a fixture."""
     return wait_for_streamlit_idle
+
+
+@pytest.fixture()
+def context_of(browser: Any) -> Iterator[Callable[[int, int], Any]]:
+    """Factory: a page in a fresh browser context with the given viewport (device scale 1,
+    60 s default timeout), closed at the end of the test."""
+    contexts: list[Any] = []
+
+    def make(width: int, height: int) -> Any:
+        ctx = browser.new_context(viewport={"width": width, "height": height},
+                                  device_scale_factor=1)
+        ctx.set_default_timeout(60_000)
+        contexts.append(ctx)
+        return ctx.new_page()
+
+    yield make
+    for ctx in contexts:
+        ctx.close()

@@ -4,7 +4,6 @@ figure, presenter fit, claims tables — is one tour: tests/test_tour_browser.py
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,21 +17,6 @@ def _url(base: str, path: str, presenter: bool) -> str:
     return f"{base}/{path}{'&' if '?' in path else '?'}view.presenter=true"
 
 
-@pytest.fixture()
-def context_of(browser: Any) -> Iterator[Any]:
-    """Factory: a page in a fresh context with the given viewport (closed at the end)."""
-    contexts: list[Any] = []
-
-    def make(width: int, height: int) -> Any:
-        ctx = browser.new_context(viewport={"width": width, "height": height},
-                                  device_scale_factor=1)
-        ctx.set_default_timeout(60_000)
-        contexts.append(ctx)
-        return ctx.new_page()
-
-    yield make
-    for ctx in contexts:
-        ctx.close()
 
 
 def _settle(page: Any) -> None:

@@ -4,7 +4,6 @@ its parameter and keeps the rest, and the claims tables fit their container at 1
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -40,19 +39,6 @@ LABELS_JS = """() => {
 }"""
 
 
-@pytest.fixture()
-def page_at(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def make(width: int, height: int) -> Any:
-        ctx = browser.new_context(viewport={"width": width, "height": height})
-        ctx.set_default_timeout(60_000)
-        contexts.append(ctx)
-        return ctx.new_page()
-
-    yield make
-    for ctx in contexts:
-        ctx.close()
 
 
 def _open_all_expanders(page: Any) -> None:
@@ -65,9 +51,9 @@ def _open_all_expanders(page: Any) -> None:
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1280, 1600])
 @pytest.mark.parametrize("query", PANELS)
-def test_no_control_label_is_cut_or_wrapped(streamlit_server, page_at, width, query,
+def test_no_control_label_is_cut_or_wrapped(streamlit_server, context_of, width, query,
                                             screenshot_dir):
-    page = page_at(width, 900)
+    page = context_of(width, 900)
     page.goto(f"{streamlit_server}/{query}")
     wait_for_streamlit_idle(page, timeout=240)
     _open_all_expanders(page)
@@ -130,9 +116,9 @@ def _check_claims_table_fits(page: Any) -> int:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("paper", ["wang_ma", "boursier"])
-def test_claims_tables_fit_their_container_at_1280(streamlit_server, page_at, paper,
+def test_claims_tables_fit_their_container_at_1280(streamlit_server, context_of, paper,
                                                    screenshot_dir):
-    page = page_at(1280, 800)
+    page = context_of(1280, 800)
     page.goto(f"{streamlit_server}/papers?paper={paper}")
     wait_for_streamlit_idle(page, timeout=300)
     page.get_by_role("button", name="Check the claims").click()

@@ -170,6 +170,9 @@ def test_the_rules_alone() -> None:
     assert link_too_long("a=1&b=2") is None
 
 
+# slow: the suite's browser tour (tests/test_tour_browser.py) opens every page and mode on a
+# server with the same middleware and fails on any console error, which a CSP refusal is
+@pytest.mark.slow
 @pytest.mark.browser
 def test_every_page_runs_under_the_csp(servers: dict[str, StreamlitServer], browser: Any,
                                        tmp_path: Path) -> None:

@@ -151,11 +151,11 @@ def _npz(X: np.ndarray, y: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _files(k: int) -> list[tuple[str, str, str, bytes]]:
-    """(page, query, uploader label, file name, bytes): zero-filled NPZs that parse to 164 MB
-    (accepted on the Explorer, refused on Real data: their labels are not ±1), and small
-    accepted CSVs that start a run."""
-    zeros = _npz(np.zeros((20_000, 1_024)), np.zeros(20_000))
+def _files(k: int, dims: int = 1_024) -> list[tuple[str, str, str, bytes]]:
+    """(page, query, uploader label, file name, bytes): zero-filled NPZs of 20,000 points in
+    `dims` dimensions (1,024: they parse to 164 MB; accepted on the Explorer, refused on Real
+    data: their labels are not ±1), and small accepted CSVs that start a run."""
+    zeros = _npz(np.zeros((20_000, dims)), np.zeros(20_000))
     rng = np.random.default_rng(0)
     out = []
     for i in range(k):
@@ -173,8 +173,9 @@ def _files(k: int) -> list[tuple[str, str, str, bytes]]:
     return out
 
 
-def _upload_loop(server: StreamlitServer, n_files: int, per_session: int) -> None:
-    files = _files(n_files)
+def _upload_loop(server: StreamlitServer, n_files: int, per_session: int,
+                 dims: int = 1_024) -> None:
+    files = _files(n_files, dims)
     for i in range(0, n_files, per_session):
         batch = files[i:i + per_session]
         page, query = batch[0][0], batch[0][1]
@@ -213,14 +214,15 @@ def _settled(server: StreamlitServer, within_s: float) -> float:
     return seen[-1]
 
 
-def _memory_case(tmp: Path, n_files: int, per_session: int, **env: str) -> None:
+def _memory_case(tmp: Path, n_files: int, per_session: int, dims: int = 1_024,
+                 **env: str) -> None:
     server = start(tmp, **env)
     try:
         # warm-up: a round like the one below, so every page, parser and first-use cache is
         # loaded (measured: later rounds settle within 2 % of each other, the first 5 % higher)
-        _upload_loop(server, min(n_files, 10), per_session)
+        _upload_loop(server, min(n_files, 10), per_session, dims)
         baseline = _settled(server, 120.0)  # after the warm-up sessions were let go
-        _upload_loop(server, n_files, per_session)
+        _upload_loop(server, n_files, per_session, dims)
         peak = rss_mb(server.proc.pid)
         got = _returns_to(server, baseline, 60.0)
         assert got <= 1.10 * baseline, (baseline, peak, got, server.log_tail())
@@ -230,10 +232,10 @@ def _memory_case(tmp: Path, n_files: int, per_session: int, **env: str) -> None:
 
 
 def test_memory_returns_after_uploads_fast(tmp_path: Path) -> None:
-    """Eight uploads (zero-filled NPZs that parse to 164 MB, refused files, small accepted
-    runs) in sessions that then close: within 60 s the server is back within 10 % of its RSS
-    before them (sessions kept 5 s for a reconnect here)."""
-    _memory_case(tmp_path, 8, 4, STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL="5")
+    """Eight uploads (zero-filled NPZs that parse to 41 MB — the 164 MB ones are the slow
+    test's —, refused files, small accepted runs) in sessions that then close: within 60 s the
+    server is back within 10 % of its RSS before them (sessions kept 5 s for a reconnect)."""
+    _memory_case(tmp_path, 8, 4, dims=256, STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL="5")
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ and above Play), claims tables that fit their container — with a screenshot of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -70,21 +69,6 @@ def _base_path_probe(url: str, base: str, path: str) -> bool:
                                   f"{base}/{page}/_stcore/host-config")
 
 
-@pytest.fixture()
-def context_of(browser: Any) -> Iterator[Any]:
-    """Factory: a page in a fresh context with the given viewport (closed at the end)."""
-    contexts: list[Any] = []
-
-    def make(width: int, height: int) -> Any:
-        ctx = browser.new_context(viewport={"width": width, "height": height},
-                                  device_scale_factor=1)
-        ctx.set_default_timeout(60_000)
-        contexts.append(ctx)
-        return ctx.new_page()
-
-    yield make
-    for ctx in contexts:
-        ctx.close()
 
 
 def _no_exception(page: Any) -> None:

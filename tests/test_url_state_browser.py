@@ -124,7 +124,9 @@ def _agree(page) -> dict[str, object]:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# one sequence in the suite, two more with -m slow (each ~20 s of a real browser)
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
 def test_rapid_changes_leave_url_widgets_figure_and_share_box_agreeing(
         streamlit_server, browser, page, seed, screenshot_dir):
     width = 31 + seed  # a start of its own: its runs are computed, not all cached
