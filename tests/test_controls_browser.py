@@ -115,7 +115,9 @@ def _check_claims_table_fits(page: Any) -> int:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("paper", ["wang_ma", "boursier"])
+# one paper in the suite (the tour checks the default paper's tables too), Wang & Ma's with
+# -m slow (its claims take the longest)
+@pytest.mark.parametrize("paper", [pytest.param("wang_ma", marks=pytest.mark.slow), "boursier"])
 def test_claims_tables_fit_their_container_at_1280(streamlit_server, context_of, paper,
                                                    screenshot_dir):
     page = context_of(1280, 800)

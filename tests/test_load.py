@@ -28,6 +28,9 @@ def _counters_when_quiet(browser, base: str, timeout_s: float = 300.0) -> dict[s
             return counters
 
 
+# slow: a server of its own and four browsers at once (~40 s); in the suite the same sharing
+# is checked at the protocol level (tests/test_classroom.py, tests/test_service.py)
+@pytest.mark.slow
 @pytest.mark.browser
 def test_four_sessions_at_once_shared_link_computed_once(start_streamlit, browser) -> None:
     assert (REPO_ROOT / "app_pages" / "explorer.py").exists(), "the Explorer page is missing"

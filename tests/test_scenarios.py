@@ -65,6 +65,9 @@ def test_report_writer(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.png"))  # the library draws no figures
 
 
+# slow: every claim of every paper once more (~30 s); each paper's own test file checks its
+# claims on its presets in the suite (tests/test_paper_*.py)
+@pytest.mark.slow
 def test_reproduce_quick_report_every_claim(tmp_path):
     """CI: `python -m dynamics reproduce --quick` (in-process runs) writes claims.md/.json with
     every paper from the registry; every row has its verdict, measured, expected, tolerance,

@@ -21,7 +21,10 @@ FIGURE_PAGES = {"", "overview", "papers", *PAPER_PAGES, "compare", "real_data"}
 # 1280 wide is the tight case and covers every page; at 1920×1080 the pages most at risk: the
 # lesson bar (Explorer), the tallest legend (Wang & Ma) and the narrow columns (Compare)
 CASES = ([(p, False, 1280, 800) for p in PAGES] + [(p, True, 1280, 720) for p in PAGES]
-         + [(p, True, 1920, 1080) for p in ("", "papers?paper=wang_ma", "compare")])
+         + [("", True, 1920, 1080)]
+         # with -m slow: the other large-screen cases (the suite keeps one, the Explorer)
+         + [pytest.param(p, True, 1920, 1080, marks=pytest.mark.slow)
+            for p in ("papers?paper=wang_ma", "compare")])
 # The plots' floor in presenter mode: the drawing area (top of the highest subplot to the
 # bottom of the lowest, from Plotly's drag rectangles) at least 45 % of the window's height.
 # At 1280×720 that is 324 px: the neuron panel (a square as tall as the plot area on the
@@ -112,7 +115,7 @@ def _claims_fit(page: Any, width: int) -> None:
 @pytest.mark.browser
 @pytest.mark.parametrize(("path", "presenter", "width", "height"), CASES,
                          ids=[f"{p or 'explorer'}-{'presenter' if on else 'normal'}-{w}x{h}"
-                              for p, on, w, h in CASES])
+                              for p, on, w, h in (getattr(c, "values", c) for c in CASES)])
 def test_tour(streamlit_server, context_of, screenshot_dir, path, presenter, width, height):
     page = context_of(width, height)
     errors: list[str] = []
