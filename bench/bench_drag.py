@@ -9,8 +9,9 @@ opens the Explorer on the default link and on each paper's presets (the links "O
 Explorer" makes), and for each: the time from the first figure to the whole family loaded in
 the player (ε: the slider's values) from the moment the visitor reaches for the slider (the
 family is computed only then), then a drag with the mouse back and forth across the ε and
-the γ slider for `--seconds` (a move every 16 ms, as a hand does), counting the runs the
-player swapped in (`swaps`) per second of drag. Nothing is asserted: the numbers are printed
+the γ slider for `--seconds` (a move every 16 ms, each onto the next value of the slider, back
+and forth), counting the runs the player swapped in (`swaps`) per second of drag. Nothing is
+asserted: the numbers are printed
 (and written as JSON with --json).
 """
 
@@ -76,6 +77,8 @@ def _frame(page: Any) -> Any:
 def _drag(page: Any, seconds: float) -> float | None:
     """Drag the scrub slider back and forth for `seconds`; swaps per second of drag."""
     slider = _frame(page).locator(".eae-scrub-input")
+    if slider.count() == 0 or not slider.is_visible():
+        return None
     slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
     before = page.evaluate(FAMILY_JS)
@@ -89,9 +92,12 @@ def _drag(page: Any, seconds: float) -> float | None:
     t0 = time.perf_counter()
     k = 0
     while time.perf_counter() - t0 < seconds:
-        phase = (k % 120) / 60.0
-        frac = phase if phase <= 1 else 2 - phase
-        page.mouse.move(box["x"] + 8 + frac * (box["width"] - 16), y)
+        # every move lands on the next value (back and forth across the slider), so each
+        # move asks for a new run: the swaps per second are what the player can draw, not
+        # how many values a hand happens to cross
+        step = k % (2 * (n - 1))
+        i = step if step < n else 2 * (n - 1) - step
+        page.mouse.move(box["x"] + 8 + i / (n - 1) * (box["width"] - 16), y)
         page.wait_for_timeout(16)
         k += 1
     dt = time.perf_counter() - t0
@@ -107,6 +113,8 @@ def _wait_family(page: Any, timeout_s: float) -> tuple[float | None, int]:
     """Reach for the scrub slider (the family is computed from then on) and wait: seconds to
     every member loaded (polled every 50 ms), and the number of members."""
     slider = _frame(page).locator(".eae-scrub-input")
+    if slider.count() == 0 or not slider.is_visible():
+        return None, 0  # no family for this run (too heavy to scrub, or none offered)
     slider.scroll_into_view_if_needed()
     slider.hover()
     t0 = time.perf_counter()

@@ -75,6 +75,12 @@ def test_dragging_epsilon_swaps_runs_and_the_release_is_the_state(
     assert _eps(after["title"]) == pytest.approx(1e-4) and after["key"] == during["key"]
     sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
     assert "0.0001" in sidebar or "1e-04" in sidebar or "1e-4" in sidebar
+    # picking another control in the scrub bar starts that control's family at once (the
+    # pointer is already inside the bar: no new pointerenter reaches it)
+    player.locator(".eae-scrub-pick").select_option("model.gamma")
+    wait_for_streamlit_idle(page, timeout=120)
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.n > 1 && "
+                           "f.loaded >= 3; }", timeout=120_000, polling=200)
 
 
 @pytest.mark.browser

@@ -421,6 +421,9 @@
         }
         updateNote();
       };
+      // a visitor who was scrubbing and picked another control wants its family now (their
+      // pointer is already inside the scrub bar: no new pointerenter comes)
+      const wasStarted = P.familyStarted === true;
       P.familyStarted = false;
       const begin = function () {
         if (P.familyStarted || gen !== P.familyGen) return;
@@ -433,7 +436,7 @@
         go.then(next);
       };
       P.startFamily = begin;
-      if (!fam.start) begin();
+      if (!fam.start || wasStarted) begin();
       else for (const ev of ["pointerenter", "pointerdown", "focusin", "touchstart"])
         scrub.addEventListener(ev, begin, { once: true });
       updateNote();
