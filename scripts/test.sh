@@ -16,6 +16,12 @@ cd "$REPO_ROOT"
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
 
+# The kernels compile (or load) into numba's cache in the background while ruff and mypy run
+# (one core each); the suite's own warm-up (tests/conftest.py) then only loads them.
+.venv/bin/python -c "from dynamics.warmup import warm_kernels; warm_kernels()" \
+  >/dev/null 2>&1 </dev/null &
+warm_pid=$!
+
 echo "[test] ruff check ." >&2
 ruff_rc=0
 .venv/bin/python -m ruff check . || ruff_rc=$?
@@ -23,6 +29,8 @@ ruff_rc=0
 echo "[test] mypy (dynamics/)" >&2
 mypy_rc=0
 .venv/bin/python -m mypy dynamics || mypy_rc=$?
+
+wait "$warm_pid" || echo "[test] the kernels' warm-up failed; the suite compiles them" >&2
 
 if [[ $# -eq 0 ]]; then
   set -- -m "not slow"
