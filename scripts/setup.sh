@@ -56,10 +56,7 @@ HAVE_HASH="$(cat "$STAMP" 2>/dev/null || true)"
 if [[ "$WANT_HASH" != "$HAVE_HASH" || ! -x .venv/bin/eae ]]; then
   log "installing Python dependencies into .venv (a few minutes on a fresh machine)..."
   start=$SECONDS
-  # --no-compile: byte-compiling every installed file took ~half the install; Python compiles
-  # the modules a run imports on first import instead
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile \
-    -r requirements-dev.txt </dev/null
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt </dev/null
   # --- 4. The project, editable: the exact pins above stay the ones in force ---
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
     --no-build-isolation -e . </dev/null
