@@ -1,7 +1,7 @@
 """How a run (or a sweep point) ended: one enum whose members carry their meaning and the fix.
 
 The values are the strings stored in saved trajectories (`run.json`) and sweep tables, so they
-never change. `status.message_for(end)` writes a simulation's user-facing sentence from the
+never change. `Status.message_for(end)` writes a simulation's user-facing sentence from the
 facts of its end (`RunEnd`); `cacheable` says whether a result with that status is final (the
 same config would end the same way again); `has_summaries` whether its summaries mean
 something (it ran to t_end or to its step limit).
