@@ -27,7 +27,7 @@ from viz.animation import AnimatedFigure
 from viz.compare import compare_figure
 from viz.main_figure import main_figure
 from viz.options import FigureOptions
-from viz.payload import design_height_of, encode, to_animated
+from viz.payload import bundle_of_payload, design_height_of, encode, to_animated
 from viz.real_data import real_data_figure
 
 from . import server
@@ -48,10 +48,12 @@ class Shown:
     payload: bytes
     gz: bytes = b""
     design_height: int | None = None
+    bundle: str = "full"  # the Plotly.js bundle that draws it (`viz.plotlyjs`)
 
     @classmethod
     def of(cls, key: str, payload: bytes) -> Shown:
-        return cls(key, payload, gzip.compress(payload, 6), design_height_of(payload))
+        return cls(key, payload, gzip.compress(payload, 6), design_height_of(payload),
+                   bundle_of_payload(payload))
 
     def animated(self) -> AnimatedFigure:
         """The figure (decoded from the payload: for HTML and PNG downloads)."""

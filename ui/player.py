@@ -4,9 +4,10 @@ draws a figure's first frame with Plotly.js and plays its frames in the browser.
 `show(shown, key=...)` passes the figure by its key: when the server serves the project's
 routes (`ui.server.mounted()`, `streamlit run serve.py`) the player fetches the payload from
 `/api/eae/fig/<key>` (cached by the browser, shared by every session of the server) and
-Plotly.js from `/api/eae/plotly-<version>.min.js`; otherwise (plain `streamlit run app.py`,
-AppTest) the payload travels inline and Plotly.js comes from the `plotly` package's folder,
-declared as a second component. The component's value is the last event the player sent (a
+Plotly.js — the smallest bundle that draws the figure, `viz.plotlyjs` — from
+`/api/eae/plotly-<bundle>-<version>.min.js`; otherwise (plain `streamlit run app.py`, AppTest)
+the payload travels inline and Plotly.js comes from the bundles' folders, declared as
+components of their own. The component's value is the last event the player sent (a
 scrub released: {"event": "scrub", "param", "value", "index", "nonce"}) or None.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import streamlit as st
 import streamlit.components.v1 as components
 
+from viz import plotlyjs
 from viz.player import HERE
 from viz.style import plotly_config
 
@@ -25,14 +27,19 @@ from . import server
 from .figures import Shown
 
 _player = components.declare_component("eae_player", path=str(HERE))
-_plotly_dir = components.declare_component("eae_plotlyjs", path=str(server.PLOTLY_JS.parent))
+_plotly_dirs = {
+    "vendor": components.declare_component("eae_plotlyjs_vendor", path=str(plotlyjs.VENDOR)),
+    "full": components.declare_component("eae_plotlyjs", path=str(plotlyjs.FULL_JS.parent)),
+}
 
 
-def plotly_src() -> str:
-    """Where the player's page loads Plotly.js from (see the module docstring)."""
+def plotly_src(bundle: str = "full") -> str:
+    """Where the player's page loads the Plotly.js `bundle` from (see the module docstring)."""
     if server.mounted():
-        return server.plotly_js_url()
-    return f"../{_plotly_dir.name}/plotly.min.js"
+        return server.plotly_js_url(bundle)
+    path = plotlyjs.path_of(bundle)
+    folder = _plotly_dirs["full" if path == plotlyjs.FULL_JS else "vendor"]
+    return f"../{folder.name}/{path.name}"
 
 
 def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
@@ -68,7 +75,7 @@ def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False
     (a scrub released) or None. A `family` (`family_arg`) adds the scrub slider; it needs the
     server's routes (its runs are fetched by key), so it is left out otherwise."""
     args: dict[str, Any] = {
-        "fig_key": shown.key, "plotly_src": plotly_src(), "presenter": bool(presenter),
+        "fig_key": shown.key, "plotly_src": plotly_src(shown.bundle), "presenter": bool(presenter),
         "stale": bool(stale), "config": plotly_config(filename),
         "design_height": shown.design_height,
     }

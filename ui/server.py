@@ -2,8 +2,9 @@
 middleware and a start-up hook (`serve.py` builds it; `streamlit run serve.py` serves it).
 
 Routes under `API` (same origin as the pages, so the player component fetches them):
-- `plotly-<version>.min.js`: the Plotly.js bundled with the pinned `plotly` package, gzipped
-  once in memory and cached by browsers for a year (the URL changes with the version);
+- `plotly-<bundle>-<version>.min.js`: a Plotly.js bundle (`viz.plotlyjs`: "basic",
+  "cartesian" or the pinned `plotly` package's "full" one), gzipped once in memory and cached
+  by browsers for a year (the URL changes with the version);
 - `fig/<key>`: a figure payload (`viz.payload`) by its content key, from `ui.figures`; an
   unknown key is 404, a payload still being built is waited for (at most `WAIT_S`); sent
   gzip-compressed (compressed once, when built) to browsers that accept it;
@@ -29,6 +30,8 @@ from typing import Any
 
 import plotly
 
+from viz import plotlyjs
+
 _DASHBOARD = Path(__file__).resolve().parent / "dashboard"  # in an installed copy (pyproject)
 #: The dashboard's root files (app.py, serve.py, assets/, .streamlit/config.toml): the checkout's
 #: root, or `ui/dashboard/` where the wheel puts them.
@@ -36,7 +39,6 @@ APP_DIR = _DASHBOARD if (_DASHBOARD / "app.py").is_file() else Path(__file__).re
 APP_SCRIPT = APP_DIR / "app.py"
 API = "/api/eae"
 WAIT_S = 20.0  # longest a payload request waits for a figure being built
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 _state: dict[str, Any] = {"mounted": False}
 # `ui.figures` registers how to find a payload by key: (key) -> bytes | None, and a waiter
@@ -48,9 +50,9 @@ def mounted() -> bool:
     return bool(_state["mounted"])
 
 
-def plotly_js_url() -> str:
-    """Where pages load Plotly.js from (relative to the site root)."""
-    return f"{API}/plotly-{plotly.__version__}.min.js"
+def plotly_js_url(bundle: str = "full") -> str:
+    """Where pages load the Plotly.js `bundle` from (relative to the site root)."""
+    return f"{API}/plotly-{bundle}-{plotly.__version__}.min.js"
 
 
 def register_family_start(start: Callable[[str], bool]) -> None:
@@ -65,8 +67,8 @@ def register_payloads(shown: Callable[[str, float], Any]) -> None:
 
 
 @cache
-def _plotly_gz() -> tuple[bytes, str]:
-    raw = PLOTLY_JS.read_bytes()
+def _plotly_gz(bundle: str) -> tuple[bytes, str]:
+    raw = plotlyjs.path_of(bundle).read_bytes()
     return gzip.compress(raw, 6), hashlib.sha256(raw).hexdigest()[:16]
 
 
@@ -76,13 +78,16 @@ def routes() -> list[Any]:
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    async def plotly_js(request: Request) -> Response:
-        body, etag = _plotly_gz()
-        if "gzip" not in request.headers.get("accept-encoding", ""):
-            return Response(PLOTLY_JS.read_bytes(), media_type="text/javascript")
-        return Response(body, media_type="text/javascript", headers={
-            "Content-Encoding": "gzip", "ETag": f'"{etag}"',
-            "Cache-Control": "public, max-age=31536000, immutable"})
+    def plotly_js(bundle: str) -> Callable[[Request], Any]:
+        async def serve(request: Request) -> Response:
+            body, etag = _plotly_gz(bundle)
+            if "gzip" not in request.headers.get("accept-encoding", ""):
+                return Response(plotlyjs.path_of(bundle).read_bytes(),
+                                media_type="text/javascript")
+            return Response(body, media_type="text/javascript", headers={
+                "Content-Encoding": "gzip", "ETag": f'"{etag}"',
+                "Cache-Control": "public, max-age=31536000, immutable"})
+        return serve
 
     async def figure(request: Request) -> Response:
         key = request.path_params["key"]
@@ -112,7 +117,8 @@ def routes() -> list[Any]:
         from dynamics import warmup as w
         return JSONResponse(w.state().as_dict(), headers={"Cache-Control": "no-store"})
 
-    return [Route(plotly_js_url(), plotly_js), Route(f"{API}/fig/{{key}}", figure),
+    return [*(Route(plotly_js_url(b), plotly_js(b)) for b in plotlyjs.FILES),
+            Route(f"{API}/fig/{{key}}", figure),
             Route(f"{API}/family/{{fid}}", family, methods=["POST"]),
             Route(f"{API}/warmup", warmup)]
 

@@ -22,12 +22,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import plotly
 import plotly.graph_objects as go
 
 from .animation import AnimatedFigure
-from .payload import decode, encode
+from .payload import bundle_of_payload, decode, encode
 from .player import asset, design_height
+from .plotlyjs import path_of
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser",
                        "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable")
@@ -44,7 +44,6 @@ class ExportUnavailable(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- HTML
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 _BOOT = """
 (function () {
   var b = atob(document.getElementById("eae-payload").textContent.trim());
@@ -88,7 +87,8 @@ def standalone_html(fig: AnimatedFigure | go.Figure | bytes, *,
         "</head><body><div id='eae-figure'></div>",
         f"<script type='application/octet-stream' id='eae-payload'>{payload}</script>",
         f"<script type='application/json' id='eae-options'>{options}</script>",
-        _script(PLOTLY_JS.read_text(encoding="utf-8")), _script(asset("player.js")),
+        _script(path_of(bundle_of_payload(data)).read_text(encoding="utf-8")),
+        _script(asset("player.js")),
         _script(_BOOT), "</body></html>"])
     return page.encode("utf-8")
 

@@ -20,6 +20,7 @@ import numpy as np
 from plotly.utils import PlotlyJSONEncoder
 
 from .animation import AnimatedFigure, Animation, Track
+from .plotlyjs import bundle_of_figure
 
 MAGIC = b"EAEP"
 VERSION = 2
@@ -147,16 +148,33 @@ def to_animated(data: bytes) -> AnimatedFigure:
                           narrow)
 
 
-def design_height_of(data: bytes) -> int | None:
-    """The height a payload's figure was laid out for (its layout's meta, or its height),
-    read from the header alone."""
+def _figure_of(data: bytes) -> dict[str, Any] | None:
+    """A payload's figure JSON from its header alone (its arrays still references)."""
     if len(data) < 12 or data[:4] != MAGIC:
         return None
     _version, n = struct.unpack("<II", data[4:12])
-    lay = json.loads(data[12:12 + n].decode())["figure"].get("layout", {})
+    fig = json.loads(data[12:12 + n].decode())["figure"]
+    return fig if isinstance(fig, dict) else None
+
+
+def bundle_of_payload(data: bytes) -> str:
+    """The Plotly.js bundle that draws a payload's figure (`viz.plotlyjs.bundle_of_figure`;
+    "full" for bytes that are not a payload)."""
+    fig = _figure_of(data)
+    return "full" if fig is None else bundle_of_figure(fig)
+
+
+def design_height_of(data: bytes) -> int | None:
+    """The height a payload's figure was laid out for (its layout's meta, or its height),
+    read from the header alone."""
+    fig = _figure_of(data)
+    if fig is None:
+        return None
+    lay = fig.get("layout", {})
     meta = lay.get("meta") if isinstance(lay.get("meta"), dict) else {}
     h = meta.get("design_height") or lay.get("height")
     return int(h) if h else None
 
 
-__all__ = ["MAGIC", "VERSION", "decode", "design_height_of", "encode", "to_animated"]
+__all__ = ["MAGIC", "VERSION", "bundle_of_payload", "decode", "design_height_of", "encode",
+           "to_animated"]

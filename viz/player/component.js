@@ -3,8 +3,10 @@
  * Protocol (Streamlit's component API v1, by postMessage): announce "componentReady", receive
  * "render" with args {src | payload, fig_key, plotly_src, presenter, config, family, stale,
  * design_height}, send "setFrameHeight" and "setComponentValue" (a scrub's release).
- * Plotly.js is loaded once per frame from args.plotly_src; payloads are fetched from the
- * server's figure route (or come inline), decoded once and kept by key.
+ * Plotly.js is loaded once per frame from args.plotly_src (the smallest bundle that draws the
+ * figure, viz/plotlyjs.py); a figure that needs a bigger bundle loads it and is drawn afresh.
+ * Payloads are fetched from the server's figure route (or come inline), decoded once and kept
+ * by key.
  */
 (function () {
   "use strict";
@@ -13,6 +15,8 @@
   const runs = new Map();   // key -> Promise(decoded run)
   let player = null;
   let plotlyReady = null;
+  let plotlySrc = null;     // the bundle loaded (or loading) in this frame
+  const BUNDLES = ["basic", "cartesian", "full"];  // each draws everything the ones before do
   let lastArgs = null;
   let lastHeight = -1;
 
@@ -20,18 +24,32 @@
     window.parent.postMessage(Object.assign({ isStreamlitMessage: true, type: type }, data), "*");
   }
 
+  function rank(src) {
+    const m = /plotly-(basic|cartesian)[.-]/.exec(src || "");
+    return BUNDLES.indexOf(m ? m[1] : "full");
+  }
+
   function loadPlotly(src) {
-    if (window.Plotly) return Promise.resolve();
+    if (plotlyReady && rank(src) > rank(plotlySrc)) {  // this figure needs a bigger bundle
+      plotlyReady = plotlyReady.then(function () { if (player) player.reset(); });
+      plotlyReady = plotlyReady.then(function () { return inject(src); });
+      plotlySrc = src;
+    }
     if (!plotlyReady) {
-      plotlyReady = new Promise(function (resolve, reject) {
-        const s = document.createElement("script");
-        s.src = new URL(src, window.location.href).href;
-        s.onload = resolve;
-        s.onerror = function () { reject(new Error("Plotly.js did not load from " + src)); };
-        document.head.appendChild(s);
-      });
+      plotlySrc = src;
+      plotlyReady = inject(src);
     }
     return plotlyReady;
+  }
+
+  function inject(src) {
+    return new Promise(function (resolve, reject) {
+      const s = document.createElement("script");
+      s.src = new URL(src, window.location.href).href;
+      s.onload = resolve;
+      s.onerror = function () { reject(new Error("Plotly.js did not load from " + src)); };
+      document.head.appendChild(s);
+    });
   }
 
   function fetchRun(src) {

@@ -520,6 +520,14 @@
     P.fitHeight = fitHeight;
     P.setStatus = function (text) { status.textContent = text || ""; };
     P.setStale = function (on) { root.classList.toggle("eae-stale", !!on); };
+    /** Forget the drawn run (a new Plotly.js bundle is about to replace the old one): the
+     * next `show` draws afresh. */
+    P.reset = function () {
+      stop();
+      if (window.Plotly && plot._fullLayout) Plotly.purge(plot);
+      P.run = null;
+      P.runKey = null;
+    };
     return P;
   }
 
