@@ -423,3 +423,14 @@ def test_phase_times_figure_colours_by_phase_and_marks_predictions() -> None:
     assert pred.line.color == phase_colour("Phase IV") and pred.line.dash == "dot"
     assert pred.marker.symbol.endswith("-open")
     assert list(by_name["Phase IV, p = 2, init 0.001"].x) == [10.0]  # NaN at 30° dropped
+
+
+def test_figures_carry_the_white_template_as_written_out(traj):
+    """`viz.style.white_template` sets "plotly_white" without validating it again: the
+    payload's figure (what the browser draws) carries it whole, whatever template Plotly's
+    default is in this process (Streamlit's plotly module makes it "streamlit")."""
+    import plotly.io as pio
+
+    header, _anim = decode(encode(main_figure(traj)))
+    want = pio.templates["plotly_white"].to_plotly_json()
+    assert header["figure"]["layout"]["template"] == want

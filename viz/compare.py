@@ -64,7 +64,7 @@ from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays
 from .phase_strip import plan_strip, row_px
 from .player import fit_any_height, frame_ms
-from .style import INK, NEGATIVE, OKABE_ITO, POSITIVE
+from .style import INK, NEGATIVE, OKABE_ITO, POSITIVE, white_template
 from .time_axes import (
     common_grid,
     fmt_time,
@@ -323,8 +323,8 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     shapes, anns = strips_items(strips, labels, spec, time_axes, style, 1.0)
     fig.layout.shapes = shapes
     fig.layout.annotations = (*fig.layout.annotations[:2], *anns)
+    white_template(fig)
     fig.update_layout(
-        template="plotly_white",
         title={**head["title"], "text": title, "font": {"size": title_size, "color": INK}},
         font={"family": style.family, "size": style.font, "color": INK},
         height=height, margin={"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},

@@ -50,7 +50,7 @@ from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays, ring_ticks
 from .phase_strip import AXIS_PX, plan_strip, strip_items, tint_shapes
 from .player import fit_any_height, frame_ms
-from .style import GRID, INK, NEGATIVE, POSITIVE, Style
+from .style import GRID, INK, NEGATIVE, POSITIVE, Style, white_template
 from .time_axes import (
     fmt_time,
     frame_indices,
@@ -268,8 +268,8 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     if presenter:  # any height (the figure fills the window): see `viz.header.pixel_anchored`
         head["legend"] = titled_legend(head["legend"], head["title"])
         head["title"] = {"text": ""}
+    white_template(fig)
     fig.update_layout(
-        template="plotly_white",
         title=head["title"],
         font={"family": style.family, "size": style.font, "color": INK},
         height=height,

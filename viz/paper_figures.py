@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from dynamics.figure_spec import Axis, Band, FigureSpec, Line, Points, Rule, Series
 
-from .style import GRID, INK, NEGATIVE, NEUTRAL, OKABE_ITO, POSITIVE, style_for
+from .style import GRID, INK, NEGATIVE, NEUTRAL, OKABE_ITO, POSITIVE, style_for, white_template
 
 ROLE_COLOURS = {
     "positive": POSITIVE, "negative": NEGATIVE, "neutral": NEUTRAL,
@@ -115,8 +115,9 @@ def render(spec: FigureSpec, *, presenter: bool = False, height: int | None = No
             fig.update_yaxes(**_axis(panel.y), row=1, col=col)
         else:
             fig.update_yaxes(type=panel.y.type, gridcolor=GRID, row=1, col=col)
+    white_template(fig)
     fig.update_layout(
-        template="plotly_white", height=height or int(400 * (1.2 if presenter else 1.0)),
+        height=height or int(400 * (1.2 if presenter else 1.0)),
         margin={"l": 64, "r": 16, "t": 72, "b": 50},
         title={"text": spec.title, "font": {"size": style.title, "color": INK}, "x": 0.01},
         font={"family": style.family, "size": style.font, "color": INK},

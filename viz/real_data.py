@@ -35,7 +35,7 @@ from .commentary import REAL_DATA, captions
 from .options import FigureOptions
 from .phase_strip import plan_strip, strip_items, tint_shapes
 from .player import fit_any_height, frame_ms
-from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba
+from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba, white_template
 from .time_axes import fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
 from .time_panels import cursor_trace
 
@@ -325,8 +325,8 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     top_px, bottom_px = round(70 + lift), 46
     height -= 100 - bottom_px  # the player's controls are outside the figure
     data_name = _data_name(traj)
+    white_template(fig)
     fig.update_layout(
-        template="plotly_white",
         title={"text": f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} "
                        f"({cfg.init.scheme}) · {cfg.loss.kind} loss ({cfg.loss.reduction})"
                        + (f" · <span style='color:{NEGATIVE}'>⚠ {traj.status}</span>"

@@ -1,5 +1,6 @@
 """Shared look of every figure: a colour-blind-safe palette (Okabe–Ito), projector-readable font
-sizes and a presenter scale factor.
+sizes and a presenter scale factor. Every figure uses Plotly's "plotly_white" template
+(`white_template`).
 
 Colours carry meaning across pages: blue is "positive" (a_j > 0, label +1), vermillion is
 "negative" (a_j < 0, label −1); theory overlays use the remaining Okabe–Ito colours.
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, replace
+
+import plotly.graph_objects as go
+import plotly.io as pio
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision
 # deficiencies and on a washed-out projector.
@@ -143,3 +147,17 @@ def rgba(hex_colour: str, alpha: float) -> str:
 def sign_colour(sign: float) -> str:
     """POSITIVE for sign ≥ 0, NEGATIVE otherwise."""
     return POSITIVE if sign >= 0 else NEGATIVE
+
+
+def white_template(fig: go.Figure) -> go.Figure:
+    """Give `fig` Plotly's "plotly_white" template, unvalidated: the template is Plotly's own
+    (valid), and `template="plotly_white"` would build and validate a Template object again —
+    ≈ 8 ms of interpreter time per figure, a tenth of the Explorer's. This is the switch Plotly
+    itself uses to apply its default template. Modifies, returns `fig`."""
+    lay = fig.layout
+    lay._validate = False
+    try:
+        lay.template = pio.templates["plotly_white"]
+    finally:
+        lay._validate = True
+    return fig

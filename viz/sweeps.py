@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .header import cap_legend
-from .style import OKABE_ITO, phase_colour, rgba, style_for
+from .style import OKABE_ITO, phase_colour, rgba, style_for, white_template
 from .sweep_fits import OK_STATUSES, Fit, aggregate, evaluate, fit_line
 
 SERIES = [OKABE_ITO[k] for k in ("blue", "vermillion", "bluish_green", "orange",
@@ -40,9 +40,10 @@ def series_style(i: int, colour: str | None = None) -> dict:
 def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = False,
             log_y: bool = False, presenter: bool = False, height: int = 620) -> go.Figure:
     st = style_for(presenter)
+    white_template(fig)
     fig.update_layout(
         title={"text": title, "font": {"size": st.title}},
-        template="plotly_white", height=height, font={"size": st.font},
+        height=height, font={"size": st.font},
         legend={"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},
         margin={"l": 70, "r": 20, "t": 60, "b": 150},
         hovermode="closest",
