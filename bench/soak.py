@@ -9,10 +9,15 @@ operator view on), then keeps `--sessions` Streamlit sessions busy (devtools.pro
 browser): each session does a random mix of page loads (every page, presets and link
 variants), settings changes (the Explorer's width, leaky slope and seed), uploads (a small CSV
 on the Explorer and on Real data) and page switches, ends after 5–25 actions and is replaced
-by a new one. Every `--sample-s` seconds (30) it samples the server's RSS, open files and
-threads, and the actions and errors so far; at the end it reads the service's cache sizes
-from the About & status page, waits `--settle-s` after the last session ended and samples
-again, and counts errors in the server log.
+by a new one. Each action is one the page offers as its last run drew it: a settings change
+only where those widgets are shown, an upload only into an uploader shown (else first a page
+switch to an upload view). Files left in uploaders the session moved away from stay on the
+server until it ends, so a session reaches `EAE_SESSION_UPLOAD_FILES`; an upload past it must
+be refused (413) and is counted as "upload refused (session limit)", not as an error.
+Every `--sample-s` seconds (30) it samples the server's RSS, open files and threads, and the
+actions and errors so far; at the end it reads the service's cache sizes from the About &
+status page, waits `--settle-s` after the last session ended and samples again, and counts
+errors in the server log.
 
 Reported: the RSS curve as a table; whether RSS after the warm-up (the first third) stays
 within 10 % (max / min), open files and threads flat (max − min), the caches within their
@@ -33,7 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devtools.protocol import ProtocolError, ProtocolSession
+from devtools.protocol import ProtocolError, ProtocolSession, RunResult
+from dynamics.limits import get_limits
 
 from .app_server import Server
 from .machine import loadavg_text
@@ -41,6 +47,11 @@ from .machine import loadavg_text
 PAGES = [("", ""), ("", "model.width=30&seed=2"), ("", "model.gamma=0.2"),
          ("overview", ""), ("papers", ""), ("papers", "paper=chistikov"), ("compare", ""),
          ("real_data", ""), ("status", ""), ("", "view.presenter=true")]
+SETTINGS: dict[str, list[Any]] = {"width m": [20, 30, 40, 50], "leaky slope γ": [0.0, 0.1, 0.2],
+                               "seed": list(range(6))}  # the Explorer's, by label
+UPLOAD_PAGES = {"": ("data.kind=array&model.width=8&record.frames=10",
+                     "CSV or NPZ of points and labels"),
+                "real_data": ("source=upload&model.width=8", "points and labels")}
 CSV = ("x1,x2,y\n" + "\n".join(f"{(i % 7) / 7 - 0.5:.3f},{(i % 5) / 5 - 0.4:.3f},"
                                f"{1 if i % 2 else -1}" for i in range(40)) + "\n").encode()
 
@@ -103,6 +114,7 @@ class _Soak:
         self.errors: list[str] = []
         self.live = 0
         self.rng = random.Random(seed)
+        self.upload_files_limit = get_limits().session_upload_files  # the server's env too
 
     def count(self, what: str) -> None:
         with self.lock:
@@ -130,34 +142,80 @@ class _Soak:
             time.sleep(rng.uniform(0.0, 1.0))  # think time between visitors
 
     def session(self, s: ProtocolSession, rng: random.Random) -> None:
+        """5–25 actions, each one the page offers as its last run drew it: a settings change
+        where those widgets are shown, an upload into an uploader shown (after a page switch
+        to the Explorer's or Real data's upload view when this page shows none), else a page
+        switch. Uploads beyond the session's file limit are expected refusals (413)."""
         run = s.rerun()
         self.count("page load")
+        self.check(s, run)
+        held = 0  # files this session holds on the server (what the 413 limit counts)
         for _ in range(rng.randint(5, 25)):
             if time.monotonic() >= self.until:
                 return
-            if run.exceptions:
-                self.fail(f"{s.page or 'explorer'}?{s.query}: {run.exceptions[0]}")
             what = rng.random()
-            if s.page == "" and what < 0.45 and "width m" in s.ids:
-                label, value = rng.choice([("width m", rng.choice([20, 30, 40, 50])),
-                                           ("leaky slope γ", rng.choice([0.0, 0.1, 0.2])),
-                                           ("seed", rng.randint(0, 5))])
-                run = s.set_widget(label, value)
+            knobs = [k for k in SETTINGS if _shows(run, k)] if s.page == "" else []
+            if what < 0.45 and knobs:
+                knob = rng.choice(knobs)
+                run = s.set_widget(knob, rng.choice(SETTINGS[knob]))
                 self.count("settings change")
             elif what < 0.6:
-                if rng.random() < 0.5:
-                    s.rerun(page="", query="data.kind=array&model.width=8&record.frames=10")
-                    label = "CSV or NPZ of points and labels"
-                else:
-                    s.rerun(page="real_data", query="source=upload&model.width=8")
-                    label = "points and labels"
-                run = s.upload(label, "soak.csv", CSV)
-                self.count("upload")
+                label = _uploader(s, run)
+                if label is None:  # none here: switch to a page whose link shows one
+                    page = rng.choice([p for p in UPLOAD_PAGES if p != s.page])
+                    run = s.rerun(page=page, query=UPLOAD_PAGES[page][0])
+                    self.count("page switch")
+                    self.check(s, run)
+                    label = _uploader(s, run)
+                if label is not None:
+                    run, held = self.upload(s, label, held)
             else:
                 page, query = rng.choice(PAGES)
                 run = s.rerun(page=page, query=query)
                 self.count("page switch")
+            self.check(s, run)
             time.sleep(rng.uniform(0.2, 2.0))
+
+    def check(self, s: ProtocolSession, run: RunResult) -> None:
+        if run.exceptions:
+            self.fail(f"{s.page or 'explorer'}?{s.query}: {run.exceptions[0]}")
+
+    def upload(self, s: ProtocolSession, label: str, held: int) -> tuple[RunResult, int]:
+        """Upload the CSV through the uploader `label` (shown by the last run); the run after
+        it and the files the session holds then. The uploader's previous file is deleted
+        first (`ProtocolSession.upload`); files left in uploaders of other pages or data
+        kinds stay until the session ends, so a session reaches `EAE_SESSION_UPLOAD_FILES`:
+        an upload past it must be refused with 413, and one below it must not."""
+        wid = s.widget_id(label)[0]
+        state = s.widgets.get(wid)
+        replaced = (len(state.file_uploader_state_value.uploaded_file_info)
+                    if state is not None and state.HasField("file_uploader_state_value") else 0)
+        held -= replaced
+        over = held >= self.upload_files_limit
+        try:
+            run = s.upload(label, "soak.csv", CSV)
+        except ProtocolError as e:
+            if over and "HTTP 413" in str(e):
+                self.count("upload refused (session limit)")
+                return s.last or RunResult(), held
+            raise
+        if over:
+            self.fail(f"an upload past the session's limit of {self.upload_files_limit} "
+                      "files was accepted")
+        self.count("upload")
+        return run, held + 1
+
+
+def _shows(run: RunResult, label: str, kind: str | None = None) -> bool:
+    """Whether `run` drew a widget labelled `label` (of element type `kind`)."""
+    return any(getattr(el, "label", None) == label and getattr(el, "id", "")
+               for k, el in run.elements if kind is None or k == kind)
+
+
+def _uploader(s: ProtocolSession, run: RunResult) -> str | None:
+    """The label of the soak's file uploader that `run` (on `s.page`) drew, if any."""
+    label = UPLOAD_PAGES.get(s.page, ("", ""))[1]
+    return label if label and _shows(run, label, "file_uploader") else None
 
 
 def _caches(url: str) -> dict[str, str]:

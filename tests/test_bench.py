@@ -69,3 +69,54 @@ def test_numpy_peer_matches_core_step() -> None:
     np.testing.assert_allclose(Wn, gd.W, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(an, gd.a, rtol=1e-12, atol=1e-15)
     assert peers.available()["numpy"] is None
+
+
+def test_soak_uploads_only_where_shown_and_counts_the_session_limit() -> None:
+    """The soak's picker: an uploader counts only when the last run drew it, and its file
+    bookkeeping matches the server's per-session limit (a replaced file is deleted first; a
+    file left behind counts until the session ends; past the limit a 413 is expected)."""
+    from types import SimpleNamespace
+
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    from bench.soak import UPLOAD_PAGES, _Soak, _uploader
+    from devtools.protocol import ProtocolError, RunResult
+
+    label = UPLOAD_PAGES["real_data"][1]
+    drawn = RunResult(elements=[("file_uploader", SimpleNamespace(label=label, id="w1"))])
+    other = RunResult(elements=[("radio", SimpleNamespace(label="Data", id="w2"))])
+
+    class Fake:  # what _Soak.upload uses of a ProtocolSession; the server's count beside it
+        def __init__(self) -> None:
+            self.page, self.last = "real_data", drawn
+            self.widgets: dict[str, WidgetState] = {}
+            self.ids: dict[str, tuple[str, str]] = {}
+            self.server_files = 0
+
+        def widget_id(self, lab: str) -> tuple[str, str]:
+            return self.ids[lab]
+
+        def upload(self, lab: str, name: str, data: bytes) -> RunResult:
+            wid = self.ids[lab][0]
+            if wid in self.widgets:
+                self.server_files -= 1  # the replaced file is deleted
+            if self.server_files >= 2:
+                raise ProtocolError("the upload was refused: HTTP 413")
+            self.server_files += 1
+            ws = WidgetState(id=wid)
+            ws.file_uploader_state_value.uploaded_file_info.add(name=name, file_id="f")
+            self.widgets[wid] = ws
+            return drawn
+
+    s = Fake()
+    assert _uploader(s, drawn) == label and _uploader(s, other) is None  # type: ignore[arg-type]
+    soak = _Soak("http://127.0.0.1:1", 1, 0.0, 0)
+    soak.upload_files_limit = 2
+    held = 0
+    for wid in ("a", "a", "b", "c"):  # a replaced, b held, c over the limit
+        if wid != "a":
+            s.widgets.clear()  # a page switch: the frontend forgets; the server keeps
+        s.ids[label] = (wid, "file_uploader")
+        _, held = soak.upload(s, label, held)  # type: ignore[arg-type]
+    assert soak.errors == [] and held == 2 == s.server_files
+    assert soak.actions == {"upload": 3, "upload refused (session limit)": 1}
