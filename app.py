@@ -20,9 +20,12 @@ import app_pages
 st.set_page_config(page_title="Early Alignment Explorer",
                    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
-from ui.startup import wait_for_kernels  # noqa: E402 (after set_page_config)
+from ui import prefetch  # noqa: E402 (after set_page_config)
+from ui.startup import wait_for_kernels  # noqa: E402
 
 wait_for_kernels()  # a fresh server: a progress message, not a blank page
+# every page run goes before speculative work, and tells it whether the server is shared
+prefetch.page_busy()
 
 ROOT = Path(app_pages.__file__).parents[1]  # above app_pages/: a checkout or site-packages
 PAGES = [  # (file, title, Material icon, default)

@@ -42,7 +42,6 @@ def _show(v: ExplorerView, config: Config) -> None:
 
 def page() -> None:
     """The page (st.Page calls it on every run; no page state lives at module level)."""
-    prefetch.page_busy()  # this run first: speculative figures wait for the next idle moment
     event = player.take_event(FIG_KEY)  # the player's scrub slider released, or another control
     if event is not None and event.get("event") == "family":
         st.session_state[SCRUB_KEY] = str(event.get("param", family.DEFAULT))

@@ -258,3 +258,34 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
     assert (0.1, 0.001) in built  # and the next step up was prepared in turn
     notes = [c.value for c in at.caption if c.value.startswith("Notes on this run")]
     assert notes and "Min et al" in notes[0]
+
+
+def test_nothing_is_speculated_while_another_session_is_active(monkeypatch):
+    """A shared server (another session ran a page in the last `BUSY_WINDOW_S`): the page
+    prefetches no neighbour and builds no speculative figure — in a class every visitor's
+    guesses cost the others their figures. Once that session has been quiet for the window,
+    speculation comes back."""
+    from ui import figures, prefetch, runner
+
+    monkeypatch.setenv("EAE_PREFETCH", "1")  # off elsewhere in the suite (tests/conftest.py)
+    built: list[tuple[float, float]] = []
+    real_figure = figures.main_figure
+
+    def figure_spy(traj, *args, **kw):  # type: ignore[no-untyped-def]
+        built.append((traj.config.model.gamma, traj.config.init.scale))
+        return real_figure(traj, *args, **kw)
+
+    monkeypatch.setattr(figures, "main_figure", figure_spy)
+    figures.STORE.__init__()
+    svc = runner.get_service()
+    assert svc.prefetch_idle(120)
+    before = svc.stats()["prefetch_computations"]
+    prefetch.page_busy("another visitor")
+    assert prefetch.shared()
+    at = _app()
+    assert not at.exception
+    assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
+    assert svc.stats()["prefetch_computations"] == before
+    assert built == [(0.0, 0.001)]  # the figure on screen only
+    monkeypatch.setattr(prefetch, "BUSY_WINDOW_S", 0.0)  # that visitor has gone quiet
+    assert not prefetch.shared()

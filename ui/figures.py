@@ -31,6 +31,7 @@ from viz.payload import bundle_of_payload, design_height_of, encode, to_animated
 from viz.real_data import real_data_figure
 
 from . import server
+from .turns import TURNS
 
 VIZ_VERSION = "2"  # bump when a figure changes for the same trajectory and options
 MAX_ENTRIES = 256
@@ -187,9 +188,11 @@ def _shown(key: str, build: Callable[[], AnimatedFigure]) -> Shown:
     with lock:
         got = STORE.get(key)
         if got is None:
-            fig = build()
+            with TURNS.turn():  # interpreter-bound: sessions take turns (`ui.turns`)
+                fig = build()
+                payload = encode(fig, {"key": key})
             STORE.builds += 1
-            got = STORE.put(Shown.of(key, encode(fig, {"key": key})))
+            got = STORE.put(Shown.of(key, payload))
     with _locks_lock:
         _build_locks.pop(key, None)
     return got

@@ -6,7 +6,11 @@ is a cache hit for the run and the figure.
 real request runs or waits, cancelled by any) and builds the main figures of the first
 `WARM_FIGURES` in one background thread; `page_busy` (a script run started) drops what has
 not begun, so the user's own figure goes first. Off when the server's settings say so
-(`EAE_PREFETCH=0`, e.g. in tests that do not test it).
+(`EAE_PREFETCH=0`, e.g. in tests that do not test it), and while the server is shared: when
+another session ran a page in the last `BUSY_WINDOW_S`, nothing is speculated and what was
+pending is dropped — in a class of 30 that change a setting together, each visitor's guessed
+next steps cost the others their own figures (measured: change p95 6.5 s with speculation,
+2.5 s without, `python -m bench load --students 30`). Speculation is for an idle server.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from dynamics.limits import get_settings
 from dynamics.status import Status
 from viz.options import FigureOptions
 
-from . import figures
+from . import figures, sessions, turns
 from .runner import get_service
 
 WARM_FIGURES = 1  # neighbours whose figure is built ahead: the next step of the moved control
 WARM_DELAY_S = 0.5  # after the page's own figure went out, before the first speculative one
+BUSY_WINDOW_S = 15.0  # another session's page run this recent: the server is shared
 _warm_lock = threading.Lock()
 _warm: dict[str, Any] = {"gen": 0, "todo": [], "thread": None}
+_recent: dict[str, float] = {}  # session id -> when it last started a page run (monotonic s)
 
 
 def enabled() -> bool:
@@ -44,13 +50,17 @@ def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) ->
         return 0
     try:
         service = get_service()
+        if shared():
+            service.prefetch([])  # what an earlier visitor left pending goes too
+            return 0
         pending = service.prefetch(list(configs))
     except Exception:  # speculative: never break the page
         return 0
     if options is not None:
         with _warm_lock:
             _warm["gen"] += 1
-            _warm["todo"] = [(c, options, service, _warm["gen"])
+            sid = sessions.session_id()
+            _warm["todo"] = [(c, options, service, _warm["gen"], sid)
                              for c in configs[:WARM_FIGURES]]
             if _warm["thread"] is None:
                 _warm["thread"] = threading.Thread(target=_warm_loop, daemon=True,
@@ -59,12 +69,28 @@ def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) ->
     return pending
 
 
-def page_busy() -> None:
-    """A script run started: speculative figures not yet begun are dropped (a figure build
-    holds the interpreter for a few hundredths of a second; the user's own run goes first)."""
+def page_busy(sid: str | None = None) -> None:
+    """A script run of session `sid` (default: this script's) started: speculative figures
+    not yet begun are dropped (a figure build holds the interpreter for a few hundredths of a
+    second; the user's own run goes first), and the run is remembered for `shared`."""
+    sid = sid if sid is not None else sessions.session_id()
+    now = time.monotonic()
     with _warm_lock:
         _warm["gen"] += 1
         _warm["todo"] = []
+        if sid is not None:
+            _recent[sid] = now
+        for old in [k for k, t in _recent.items() if now - t > BUSY_WINDOW_S]:
+            del _recent[old]
+
+
+def shared(sid: str | None = None) -> bool:
+    """Whether a session other than `sid` (default: this script's) started a page run in
+    the last `BUSY_WINDOW_S` seconds."""
+    sid = sid if sid is not None else sessions.session_id()
+    now = time.monotonic()
+    with _warm_lock:
+        return any(k != sid and now - t <= BUSY_WINDOW_S for k, t in _recent.items())
 
 
 def warm_idle(timeout: float) -> bool:
@@ -87,9 +113,11 @@ def _warm_loop() -> None:
             if not _warm["todo"]:
                 _warm["thread"] = None
                 return
-            config, options, service, gen = _warm["todo"].pop(0)
+            config, options, service, gen, sid = _warm["todo"].pop(0)
             if gen != _warm["gen"]:
                 continue
+        if shared(sid):  # another visitor arrived meanwhile: their figure, not a guess
+            continue
         try:
             traj = service.peek(config)
             if traj is None and service.prefetch_idle(timeout=10.0):
@@ -98,9 +126,13 @@ def _warm_loop() -> None:
                 stale = gen != _warm["gen"]
             if traj is None or stale or not Status(traj.status).cacheable:
                 continue
-            figures.main(traj, service.analyse(traj), options)
+            with turns.speculative():  # behind every visitor's figure (`ui.turns`)
+                with turns.TURNS.turn():
+                    analysis = service.analyse(traj)
+                figures.main(traj, analysis, options)  # takes its turn itself
         except Exception:  # speculative: the page reports problems when it gets there
             continue
 
 
-__all__ = ["WARM_FIGURES", "enabled", "page_busy", "prefetch", "warm_idle"]
+__all__ = ["BUSY_WINDOW_S", "WARM_FIGURES", "enabled", "page_busy", "prefetch", "shared",
+           "warm_idle"]

@@ -37,6 +37,7 @@ from dynamics.trajectory import Trajectory
 from . import sessions
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .text import literal, plain
+from .turns import TURNS
 
 SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
 UPDATE_EVERY_S = 0.1
@@ -158,7 +159,8 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
 def analyse(traj: Trajectory) -> tuple[Analysis | None, str | None]:
     """(analysis, None), or (None, message) when the analysis failed."""
     try:
-        return get_service().analyse(traj), None
+        with TURNS.turn():  # interpreter-bound: sessions take turns (`ui.turns`)
+            return get_service().analyse(traj), None
     except ServiceError as e:
         return None, str(e)
 
