@@ -138,7 +138,10 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
     the first visitor does not wait for the JIT (pages show `dynamics.warmup` meanwhile)."""
     from dynamics import warmup as w
 
+    from .sessions import malloc_tune
+
     _state["mounted"] = True
+    malloc_tune()  # freed large blocks go back to the OS (RSS follows the memory in use)
     w.begin()  # pages show the start-up message from now on
     threading.Thread(target=_warm, name="eae-warmup", daemon=True).start()
     yield

@@ -93,6 +93,23 @@ def malloc_trim() -> bool:
         return False
 
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+MMAP_THRESHOLD = 128 * 1024  # bytes: blocks this large get their own mapping, freed at once
+
+
+def malloc_tune(threshold: int = MMAP_THRESHOLD) -> bool:
+    """Fix glibc's mmap threshold (False where there is no such call): blocks of at least
+    `threshold` bytes (arrays, figure payloads) are mapped on their own and returned to the OS
+    when freed. Left alone, glibc raises the threshold after the first large block is freed,
+    so large temporary blocks land in its heap pools and their freed space stays in the
+    server's RSS until a trim — a 15-minute soak's RSS then follows that kept space (which
+    swung between 73 and 171 MB) rather than the memory in use."""
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, int(threshold)))
+    except (OSError, AttributeError):
+        return False
+
+
 class Reaper:
     """See the module docstring. `sweep()` does one round (tests call it); `start()` runs
     rounds every `REAP_S` as a task on the server's event loop (the clean-up itself runs
@@ -170,4 +187,5 @@ def _collect() -> None:
 
 REAPER = Reaper()
 
-__all__ = ["REAPER", "REAP_S", "Reaper", "malloc_trim", "on_end", "session_id"]
+__all__ = ["REAPER", "REAP_S", "Reaper", "malloc_trim", "malloc_tune", "on_end",
+           "session_id"]
