@@ -11,8 +11,9 @@ into numba's disk cache first, the start-up warm-up waited for), then:
 1. (a) `--students` protocol-level sessions (`devtools.stclient`: the browser's websocket
    protocol, no browser on the server's cores) open the same link at once: time to chart =
    from opening the socket until the player element with a figure key arrived AND its payload
-   was fetched (as the player's iframe fetches it; the scrub family's payloads are fetched
-   afterwards, two at a time, as the player does);
+   was fetched (as the player's iframe fetches it). The students watch and change the width:
+   none reaches for the scrub slider, so no family is computed or fetched (as in the browser,
+   where the player asks for its family only then; scrubbing is `python -m bench drag`'s);
 2. `--pause` seconds later, (b) each changes the width (`width m`) to a different value, the
    changes spread evenly over `--window` seconds: time to chart = from the rerun message to the
    new figure's payload fetched (its title is checked to name the new width);
@@ -446,7 +447,8 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         if browsers:
             browsers.go_open.set()
         got = loop.run(_all(
-            open_one(i, server.url, opts.query, opts.page, opts.timeout_s) for i in range(n)))
+            open_one(i, server.url, opts.query, opts.page, opts.timeout_s, family=False)
+            for i in range(n)))
         if browsers:
             browsers.opened.wait(opts.timeout_s + 60)
         sessions = [s for s, _ in got]

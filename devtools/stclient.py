@@ -10,8 +10,11 @@ run finishes, as the frontend drops stale nodes. Widgets are found by label or k
 one reruns the script with every widget's state, as the frontend's widget manager sends them
 (each widget's value as drawn, updated when the server sets it). The figure player (a custom
 component whose JSON args carry ``fig_key`` and ``src``) is detected and its payload fetched
-over HTTP as the player's iframe would, then the other runs of its scrub family, two at a
-time, nearest first; ``st.plotly_chart`` elements are charts too (their spec arrives inline).
+over HTTP as the player's iframe would; with ``family=True`` the session also reaches for
+the scrub slider, as a visitor does: it asks the server to compute the offered family (the
+player's POST to the family's ``start`` address) and fetches its other runs, two at a time,
+nearest first (``family=False``: a visitor who only watches, whose player fetches no family);
+``st.plotly_chart`` elements are charts too (their spec arrives inline).
 
 No rendering, no JavaScript: dozens of sessions run from one process (one asyncio event loop,
 HTTP fetches in a thread pool) while the server keeps the machine's cores. The protocol is
@@ -778,6 +781,12 @@ class AsyncSession:
                             return
                 await asyncio.sleep(FAMILY_RETRY_S * attempt)
 
+        start = fam.get("start")
+        if start:  # an offered family is computed only once the visitor reaches for it
+            try:
+                await aget(self.base_url + start, self.timeout, method="POST", data=b"")
+            except Exception:
+                pass
         await asyncio.gather(*(one(i) for i in order), return_exceptions=True)
 
     def _auto_rerun(self, fragment: str, interval: float) -> None:

@@ -128,3 +128,17 @@ def test_a_player_loads_the_bigger_bundle_a_figure_needs(streamlit_server: str,
     assert got["type"] == "heatmap" and got["heatmap"] == 1, got
     assert "plotly-cartesian" in got["scripts"][-1], got
     assert not errors, errors
+
+
+@pytest.mark.parametrize("kind", ["scatter", "heatmap"])
+def test_the_store_reads_the_same_from_the_figure_as_from_its_payload(kind: str) -> None:
+    """`Shown.of` takes the design height and the bundle from the figure it was given (no
+    second decoding of the payload's header): the same as read from the payload alone."""
+    from ui.figures import Shown
+
+    fig = _figure(kind)
+    fig.figure.update_layout(height=432)
+    payload = encode(fig)
+    a, b = Shown.of("k", payload), Shown.of("k", payload, fig)
+    assert (a.design_height, a.bundle) == (b.design_height, b.bundle) == \
+        (432, "basic" if kind == "scatter" else "cartesian")

@@ -28,6 +28,8 @@ from viz.compare import compare_figure
 from viz.main_figure import main_figure
 from viz.options import FigureOptions
 from viz.payload import bundle_of_payload, design_height_of, encode, to_animated
+from viz.player import design_height
+from viz.plotlyjs import bundle_for
 from viz.real_data import real_data_figure
 
 from . import server
@@ -52,9 +54,14 @@ class Shown:
     bundle: str = "full"  # the Plotly.js bundle that draws it (`viz.plotlyjs`)
 
     @classmethod
-    def of(cls, key: str, payload: bytes) -> Shown:
-        return cls(key, payload, gzip.compress(payload, 6), design_height_of(payload),
-                   bundle_of_payload(payload))
+    def of(cls, key: str, payload: bytes, fig: AnimatedFigure | None = None) -> Shown:
+        """From the payload (and the figure it encodes, which spares decoding its header)."""
+        if fig is not None:
+            height = design_height(fig.figure)
+            bundle = bundle_for(str(tr.type or "scatter") for tr in fig.figure.data)
+        else:
+            height, bundle = design_height_of(payload), bundle_of_payload(payload)
+        return cls(key, payload, gzip.compress(payload, 6), height, bundle)
 
     def animated(self) -> AnimatedFigure:
         """The figure (decoded from the payload: for HTML and PNG downloads)."""
@@ -192,7 +199,7 @@ def _shown(key: str, build: Callable[[], AnimatedFigure]) -> Shown:
                 fig = build()
                 payload = encode(fig, {"key": key})
             STORE.builds += 1
-            got = STORE.put(Shown.of(key, payload))
+            got = STORE.put(Shown.of(key, payload, fig))
     with _locks_lock:
         _build_locks.pop(key, None)
     return got
