@@ -220,15 +220,12 @@ def test_link_with_explicit_t_end_keeps_it():
     assert not [c for c in at.caption if c.value.startswith("t_end = ")]
 
 
-def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatch):
-    """After a run the page prefetches γ ± step and ε one slider step either way (the runs the
-    page would start, auto t_end applied) and builds the first neighbour's figure: stepping
-    γ then neither simulates nor builds a figure for the settings on screen. The analysis'
-    notes are shown under the figure, as text."""
-    from ui import figures, prefetch, runner
+def _prefetch_on_and_figures_spied(monkeypatch) -> list[tuple[float, float]]:
+    """Speculation on (off elsewhere in the suite, tests/conftest.py), an empty figure store
+    (earlier tests share the process-wide one), and the (γ, ε) of every main figure built."""
+    from ui import figures
 
-    monkeypatch.setenv("EAE_PREFETCH", "1")  # off elsewhere in the suite (tests/conftest.py)
-    simulated: list[tuple[float, float]] = []
+    monkeypatch.setenv("EAE_PREFETCH", "1")
     built: list[tuple[float, float]] = []
     real_figure = figures.main_figure
 
@@ -237,7 +234,19 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
         return real_figure(traj, *args, **kw)
 
     monkeypatch.setattr(figures, "main_figure", figure_spy)
-    figures.STORE.__init__()  # (earlier tests share the process-wide figure cache)
+    figures.STORE.__init__()
+    return built
+
+
+def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatch):
+    """After a run the page prefetches γ ± step and ε one slider step either way (the runs the
+    page would start, auto t_end applied) and builds the first neighbour's figure: stepping
+    γ then neither simulates nor builds a figure for the settings on screen. The analysis'
+    notes are shown under the figure, as text."""
+    from ui import prefetch, runner
+
+    simulated: list[tuple[float, float]] = []
+    built = _prefetch_on_and_figures_spied(monkeypatch)
     at = _app()
     svc = runner.get_service()
     assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
@@ -265,18 +274,9 @@ def test_nothing_is_speculated_while_another_session_is_active(monkeypatch):
     prefetches no neighbour and builds no speculative figure — in a class every visitor's
     guesses cost the others their figures. Once that session has been quiet for the window,
     speculation comes back."""
-    from ui import figures, prefetch, runner
+    from ui import prefetch, runner
 
-    monkeypatch.setenv("EAE_PREFETCH", "1")  # off elsewhere in the suite (tests/conftest.py)
-    built: list[tuple[float, float]] = []
-    real_figure = figures.main_figure
-
-    def figure_spy(traj, *args, **kw):  # type: ignore[no-untyped-def]
-        built.append((traj.config.model.gamma, traj.config.init.scale))
-        return real_figure(traj, *args, **kw)
-
-    monkeypatch.setattr(figures, "main_figure", figure_spy)
-    figures.STORE.__init__()
+    built = _prefetch_on_and_figures_spied(monkeypatch)
     svc = runner.get_service()
     assert svc.prefetch_idle(120)
     before = svc.stats()["prefetch_computations"]
