@@ -4,8 +4,10 @@
 #   bash scripts/test.sh -m fast         # the fast loop: no slow, browser or install tests
 #   bash scripts/test.sh -m slow         # the long checks
 #   bash scripts/test.sh tests/test_x.py # any pytest arguments (-n 0: one process, e.g. --pdb)
-# Tests run in two pytest-xdist workers (`-n 2 --dist loadgroup`; tests/conftest.py puts every
-# browser test on one worker with the one Streamlit server) unless the arguments choose -n.
+# Tests run in three pytest-xdist workers (`-n 3 --dist loadgroup`; tests/conftest.py puts the
+# browser tests in two groups, each on one worker with its Streamlit server and Chromium: the
+# suite mostly waits on servers and browsers, so three workers keep two cores busier) unless
+# the arguments choose -n.
 # Lint (ruff) and the type check (mypy on dynamics/, settings in pyproject.toml) run first;
 # pytest runs even if they fail, so its summary is always printed. Exit code is pytest's;
 # "no tests collected" (pytest exit 5) and a lint or type failure with passing tests exit 1.
@@ -35,7 +37,7 @@ wait "$warm_pid" || echo "[test] the kernels' warm-up failed; the suite compiles
 if [[ $# -eq 0 ]]; then
   set -- -m "not slow"
 fi
-workers=(-n 2 --dist loadgroup)
+workers=(-n 3 --dist loadgroup)
 for arg in "$@"; do
   case "$arg" in -n|-n*|--numprocesses*|no:xdist) workers=() ;; esac
 done

@@ -34,7 +34,7 @@ os.environ.setdefault("EAE_PREFETCH", "0")
 
 
 # --------------------------------------------------------------------------------------
-# Parallel runs (pytest-xdist, `-n 2 --dist loadgroup` in scripts/test.sh)
+# Parallel runs (pytest-xdist, `-n 3 --dist loadgroup` in scripts/test.sh)
 # --------------------------------------------------------------------------------------
 LONG_MARKERS = ("slow", "browser", "server", "install")  # what the fast loop leaves out
 SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is `server`
@@ -42,15 +42,19 @@ SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks every test without a `LONG_MARKERS` marker `fast` (`-m fast`: the loop of a
-    minute or two). Under `--dist loadgroup`: every browser test in one group, so one worker
-    starts the one Streamlit server and Chromium; every other test grouped by its file, so a
-    module's fixtures (a Dask cluster, the installed wheel) are built once."""
+    minute or two). Under `--dist loadgroup`: the browser tests in two groups (the tour; the
+    rest), so each of two workers starts one Streamlit server and Chromium; every other test
+    grouped by its file, so a module's fixtures (a Dask cluster, the installed wheel) are
+    built once."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.server)
         if not any(item.get_closest_marker(m) for m in LONG_MARKERS):
             item.add_marker(pytest.mark.fast)
-        group = "browser" if item.get_closest_marker("browser") else item.path.name
+        if item.get_closest_marker("browser"):
+            group = "browser-tour" if item.path.name == "test_tour_browser.py" else "browser"
+        else:
+            group = item.path.name
         item.add_marker(pytest.mark.xdist_group(group))
 
 
