@@ -37,7 +37,7 @@ from dynamics.timescales import with_auto_time
 from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
-from . import figures, server, sessions, turns
+from . import figures, prefetch, server, sessions
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
 EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
@@ -305,10 +305,7 @@ def _prepare(family: Family, service: Service, owner: str) -> None:
 
 
 def _build(traj: Trajectory, planned: str, options: FigureOptions, service: Service) -> None:
-    with turns.speculative():  # behind every visitor's figure (`ui.turns`)
-        with turns.TURNS.turn():
-            analysis = service.analyse(traj)
-        shown = figures.main(traj, analysis, options)  # takes its turn itself
+    shown = prefetch.speculative_figure(traj, service, options)
     figures.STORE.alias(planned, shown.key)
 
 

@@ -58,7 +58,7 @@ class Shown:
         """From the payload (and the figure it encodes, which spares decoding its header)."""
         if fig is not None:
             height = design_height(fig.figure)
-            bundle = bundle_for(str(tr.type or "scatter") for tr in fig.figure.data)
+            bundle = bundle_for(tr.type or "" for tr in fig.figure.data)
         else:
             height, bundle = design_height_of(payload), bundle_of_payload(payload)
         return cls(key, payload, gzip.compress(payload, 6), height, bundle)

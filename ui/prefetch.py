@@ -22,7 +22,9 @@ from typing import Any
 
 from dynamics.config import Config
 from dynamics.limits import get_settings
+from dynamics.service import Service
 from dynamics.status import Status
+from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
 from . import figures, sessions, turns
@@ -104,6 +106,16 @@ def warm_idle(timeout: float) -> bool:
     return False
 
 
+def speculative_figure(traj: Trajectory, service: Service,
+                       options: FigureOptions) -> figures.Shown:
+    """The main figure of `traj` (with its analysis), built behind every visitor's figure
+    (`ui.turns.speculative`): for the neighbours here and for the scrub families."""
+    with turns.speculative():
+        with turns.TURNS.turn():
+            analysis = service.analyse(traj)
+        return figures.main(traj, analysis, options)  # takes its turn itself
+
+
 def _warm_loop() -> None:
     """Build the listed figures one at a time, each `WARM_DELAY_S` after the last page run or
     figure; a figure of a replaced list (`prefetch`, `page_busy`) is skipped."""
@@ -126,13 +138,10 @@ def _warm_loop() -> None:
                 stale = gen != _warm["gen"]
             if traj is None or stale or not Status(traj.status).cacheable:
                 continue
-            with turns.speculative():  # behind every visitor's figure (`ui.turns`)
-                with turns.TURNS.turn():
-                    analysis = service.analyse(traj)
-                figures.main(traj, analysis, options)  # takes its turn itself
+            speculative_figure(traj, service, options)
         except Exception:  # speculative: the page reports problems when it gets there
             continue
 
 
 __all__ = ["BUSY_WINDOW_S", "WARM_FIGURES", "enabled", "page_busy", "prefetch", "shared",
-           "warm_idle"]
+           "speculative_figure", "warm_idle"]

@@ -18,14 +18,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 
 class Turns:
-    """A fair lock with two classes of waiters (see the module docstring); `waited_s` sums the
-    time turns waited (the status page's counter)."""
+    """A fair lock with two classes of waiters (see the module docstring); `taken` counts the
+    turns granted."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -34,7 +33,6 @@ class Turns:
         self._holder: int | None = None  # the thread whose turn it is
         self._depth = 0
         self.taken = 0
-        self.waited_s = 0.0
 
     @contextmanager
     def turn(self, *, speculative: bool | None = None) -> Iterator[None]:
@@ -50,13 +48,11 @@ class Turns:
                 nested = False
                 entry = (int(speculative), next(self._tickets))
                 heapq.heappush(self._queue, entry)
-                t0 = time.perf_counter()
                 while self._holder is not None or self._queue[0] != entry:
                     self._cond.wait()
                 heapq.heappop(self._queue)
                 self._holder, self._depth = me, 1
                 self.taken += 1
-                self.waited_s += time.perf_counter() - t0
         try:
             yield
         finally:
