@@ -150,6 +150,11 @@ def test_tour(streamlit_server, context_of, screenshot_dir, path, presenter, wid
         _no_exception(page)
     if path == "" and presenter and width == 1280:  # leaving presenter mode, once
         page.get_by_role("button", name="Exit presenter mode").click()
+        # Waiting for the outcome, not for idleness alone: on a loaded CI machine the rerun the
+        # click triggers can start after the idle check's settle time has passed.
+        page.wait_for_function(
+            f"() => ({SIDEBAR_VISIBLE_JS})() && !location.search.includes('view.presenter')",
+            timeout=120_000)
         wait_for_streamlit_idle(page, timeout=120)
         assert page.evaluate(SIDEBAR_VISIBLE_JS) and "view.presenter" not in page.url
     assert errors == []
