@@ -9,8 +9,8 @@ opens the Explorer on the default link and on each paper's presets (the links "O
 Explorer" makes), and for each: the time from the first figure to the whole family loaded in
 the player (ε: the slider's values) from the moment the visitor reaches for the slider (the
 family is computed only then), then a drag with the mouse back and forth across the ε and
-the γ slider for `--seconds` (a move every 16 ms, each onto the next value of the slider, back
-and forth), counting the runs the player swapped in (`swaps`) per second of drag. Nothing is
+the γ slider for `--seconds` (a move due every 16 ms as from a hand, each onto the next value of the
+slider, back and forth), counting the runs the player swapped in (`swaps`) per second of drag. Nothing is
 asserted: the numbers are printed
 (and written as JSON with --json).
 """
@@ -98,8 +98,12 @@ def _drag(page: Any, seconds: float) -> float | None:
         step = k % (2 * (n - 1))
         i = step if step < n else 2 * (n - 1) - step
         page.mouse.move(box["x"] + 8 + i / (n - 1) * (box["width"] - 16), y)
-        page.wait_for_timeout(16)
         k += 1
+        # a hand moves on a 60 Hz clock, not after the page has answered the last move: the
+        # next move is due 16 ms after the last one was due (at once when running behind)
+        ahead_ms = (t0 + k * 0.016 - time.perf_counter()) * 1000
+        if ahead_ms > 1:
+            page.wait_for_timeout(ahead_ms)
     dt = time.perf_counter() - t0
     swaps = page.evaluate(FAMILY_JS)["swaps"] - before["swaps"]
     page.keyboard.press("Escape")

@@ -101,6 +101,9 @@ def test_a_value_not_computed_yet_shows_the_nearest_marked(streamlit_server, pag
     }""")
     frame.locator(".eae-scrub-input").evaluate(  # dragged to the far end
         "el => { el.value = '0'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    # the swap is drawn in the next animation frame
+    frame.locator(".eae-player").evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     got = page.evaluate(FAMILY_JS)
     assert got["wanted"] == 0 and got["shown"] == 2  # the nearest computed: the one on screen
     assert got["nearest"] == "true" and "showing the nearest, 0.001" in got["note"]

@@ -319,8 +319,11 @@
       }
     });
 
-    /** Show a run (decoded payload); keep the time position as a fraction when swapping. */
-    function show(run, key, keepTime) {
+    /** Show a run (decoded payload); keep the time position as a fraction when swapping.
+     * `frozen` (a scrub swap): keep the margins Plotly computed for the run on screen and
+     * turn auto-margins off, so the swap is drawn once — with auto-margins on, every
+     * `Plotly.react` draws, finds its margins pushed out, and draws again. */
+    function show(run, key, keepTime, frozen) {
       const frac = P.run && keepTime ? P.frame / Math.max(1, P.run.frames.n - 1) : null;
       const first = !P.run;
       P.run = run;
@@ -328,6 +331,11 @@
       root.dataset.runKey = key || "";
       time.max = String(run.frames.n - 1);
       const lay = layoutFor(run);
+      const size = frozen && plot._fullLayout && plot._fullLayout._size;
+      if (size) {
+        lay.margin = Object.assign({}, lay.margin || {}, { l: size.l, r: size.r, t: size.t,
+                                                           b: size.b, autoexpand: false });
+      }
       const k = frac === null ? run.frames.start || 0 : Math.round(frac * (run.frames.n - 1));
       const upd = frameUpdate(run, k);
       const data = run.figure.data.map(function (tr, i) {
@@ -346,7 +354,7 @@
       root.dataset.frames = String(run.frames.n);
       return Promise.resolve(r).then(function () {
         if (!first) P.swaps += 1;
-        setFrameHeight();
+        if (!size) setFrameHeight();  // a frozen swap keeps the plot's size: no layout forced
         return P;
       });
     }
@@ -488,11 +496,19 @@
         swapping = false;
         if (P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
       };
-      show(got.run, got.key, true).then(done, done);
+      show(got.run, got.key, true, true).then(done, done);
     }
 
+    // a swap is drawn in the next animation frame, with the newest value the slider reached:
+    // the input event returns at once, so the pointer's next move is not held up by a draw
+    let swapFrame = 0;
     scrubInput.addEventListener("input", function () {
-      swapTo(+scrubInput.value);
+      P.familyWanted = +scrubInput.value;
+      if (swapFrame) return;
+      swapFrame = requestAnimationFrame(function () {
+        swapFrame = 0;
+        swapTo(P.familyWanted);
+      });
     });
     scrubPick.addEventListener("change", function () {
       if (opts.onEvent) opts.onEvent({ event: "family", param: scrubPick.value, nonce: Date.now() });
@@ -508,7 +524,7 @@
     /** Whether the figure is drawn at its final size (nothing queued; in a sized host the
      * plot has the height the host asks for). */
     P.settled = function () {
-      if (!P.run || drawing || pending !== null || P.busy > 0) return false;
+      if (!P.run || drawing || pending !== null || P.busy > 0 || swapFrame) return false;
       const h = plotHeight();
       return h == null || Math.abs(((plot._fullLayout || {}).height || 0) - h) <= 1;
     };
