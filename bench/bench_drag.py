@@ -9,10 +9,9 @@ opens the Explorer on the default link and on each paper's presets (the links "O
 Explorer" makes), and for each: the time from the first figure to the whole family loaded in
 the player (ε: the slider's values) from the moment the visitor reaches for the slider (the
 family is computed only then), then a drag with the mouse back and forth across the ε and
-the γ slider for `--seconds` (a move due every 16 ms as from a hand, each onto the next value of the
-slider, back and forth), counting the runs the player swapped in (`swaps`) per second of drag. Nothing is
-asserted: the numbers are printed
-(and written as JSON with --json).
+the γ slider for `--seconds` (a move due every 16 ms as from a hand, each onto the next value
+of the slider, back and forth), counting the runs the player swapped in (`swaps`) per second
+of drag. Nothing is asserted: the numbers are printed (and written as JSON with --json).
 """
 
 from __future__ import annotations
