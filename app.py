@@ -20,7 +20,7 @@ import app_pages
 st.set_page_config(page_title="Early Alignment Explorer",
                    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
-from ui import prefetch  # noqa: E402 (after set_page_config)
+from ui import prefetch, turns  # noqa: E402 (after set_page_config)
 from ui.startup import wait_for_kernels  # noqa: E402
 
 wait_for_kernels()  # a fresh server: a progress message, not a blank page
@@ -43,4 +43,5 @@ pages = [
     for f, title, icon, default in PAGES
     if (ROOT / f).exists()
 ]
-st.navigation(pages).run()
+with turns.PAGES.slot():  # a few page runs at a time, in arrival order (`ui.turns.Slots`)
+    st.navigation(pages).run()

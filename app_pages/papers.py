@@ -23,7 +23,7 @@ from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError
 from dynamics.papers import PAPERS, Knob, Paper, Section, StudySection
 from dynamics.trajectory import Trajectory
-from ui import charts, downloads, figures, presenter, runner, state, tables, text
+from ui import charts, downloads, figures, presenter, runner, state, tables, text, turns
 from ui.view import FigureView, View, page_view
 from viz.paper_figures import render
 
@@ -53,6 +53,7 @@ def _full_checks(paper: str) -> None:
     if st.button("Check the claims", key=f"{PREFIX}.check.{paper}", icon=":material/checklist:",
                  type="primary" if key not in st.session_state else "secondary"):
         service = runner.get_service()
+        turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
         status = st.status("Running the presets…", expanded=False)
         n = {"runs": 0}
 
@@ -133,6 +134,7 @@ def page() -> None:
             st.caption(sec.cost)
             if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:"):
                 return
+            turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
             with st.spinner("Running through the service…"):
                 spec = sec.compute(runner.get_service().run)
             st.session_state[key] = spec

@@ -95,6 +95,7 @@ class Settings:
     core_blas_threads: int = 1  # BLAS threads of the kernels' large products; 0 = library default
     numpy_blas_threads: int = 1  # NumPy's BLAS threads in a service process; 0 = library default
     prefetch: int = 1  # speculative runs and figures of the neighbouring settings; 0 = off
+    page_runs: int = 1  # page scripts running at once (the others wait in order); 0 = no limit
     allowed_hosts: tuple[str, ...] = ()  # Host names served; () = loopback + this machine's
     operator: bool = False  # the About & status page shows internals and operator controls
     dask_dashboard: str = "off"  # "off" or "loopback" (127.0.0.1, a free port)
@@ -106,6 +107,8 @@ SETTING_HELP: dict[str, str] = {
     "core_blas_threads": "BLAS threads of the kernels' large products (0 = library default)",
     "numpy_blas_threads": "NumPy's BLAS threads in a process running the service (0 = default)",
     "prefetch": "1: compute the neighbouring settings and scrub families while idle; 0: off",
+    "page_runs": "page scripts of all sessions running at once; the others wait their turn in "
+                 "arrival order (0 = no limit)",
     "allowed_hosts": "Host header names served, comma-separated (*.example.org matches "
                      "subdomains, * any); empty = localhost, 127.0.0.1, ::1 and this machine's "
                      "name and address",
@@ -144,6 +147,7 @@ def get_settings() -> Settings:
         core_blas_threads=_int_env("EAE_CORE_BLAS_THREADS", 1),
         numpy_blas_threads=_int_env("EAE_NUMPY_BLAS_THREADS", 1),
         prefetch=_int_env("EAE_PREFETCH", 1),
+        page_runs=_int_env("EAE_PAGE_RUNS", 1),
         allowed_hosts=_hosts_env("EAE_ALLOWED_HOSTS"),
         operator=_flag_env("EAE_OPERATOR"),
         dask_dashboard="loopback" if dashboard == "loopback" else "off",

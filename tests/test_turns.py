@@ -1,11 +1,12 @@
-"""`ui.turns`: interpreter-bound work in arrival order, visitors before speculative work."""
+"""`ui.turns`: interpreter-bound work in arrival order, visitors before speculative work; page
+runs a few at a time."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from ui.turns import Turns, speculative
+from ui.turns import Slots, Turns, speculative
 
 
 def _queue_up(turns: Turns, names: list[tuple[str, bool]], order: list[str]) -> None:
@@ -82,3 +83,107 @@ def test_one_turn_at_a_time() -> None:
     for th in threads:
         th.join(30)
     assert most[0] == 1 and turns.taken == 160
+
+
+# ------------------------------------------------------------------------- page slots
+
+
+def _wait_until(cond, what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.001)
+
+
+def test_at_most_n_slots_held_at_once() -> None:
+    slots, inside, most = Slots(2), [0], [0]
+    lock = threading.Lock()
+
+    def work() -> None:
+        for _ in range(20):
+            with slots.slot():
+                with lock:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.0005)
+                with lock:
+                    inside[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(30)
+    assert most[0] == 2 and slots.admitted == 160 and slots.state() == (0, 0)
+
+
+def test_slots_are_given_in_arrival_order_and_leave_admits_the_next() -> None:
+    slots, order = Slots(1), []
+    release = threading.Event()
+    left = threading.Event()
+
+    def holder() -> None:
+        with slots.slot():
+            order.append("holder")
+            left.wait(10)
+            slots.leave()  # a long wait starts: the next run is admitted meanwhile
+            release.wait(10)
+            with slots.slot():  # nested after leaving: granted at once, no second slot taken
+                order.append("holder again")
+
+    def visitor(name: str) -> None:
+        with slots.slot():
+            order.append(name)
+
+    h = threading.Thread(target=holder)
+    h.start()
+    _wait_until(lambda: slots.state() == (1, 0), "the holder is admitted")
+    visitors = []
+    for i in range(3):
+        th = threading.Thread(target=visitor, args=(f"v{i}",))
+        th.start()
+        _wait_until(lambda i=i: slots.state() == (1, i + 1), f"v{i} queued")
+        visitors.append(th)
+    left.set()
+    for th in visitors:
+        th.join(10)
+        assert not th.is_alive()
+    release.set()
+    h.join(10)
+    assert order == ["holder", "v0", "v1", "v2", "holder again"]
+    assert slots.admitted == 4 and slots.state() == (0, 0)
+
+
+def test_no_limit_admits_everyone() -> None:
+    slots = Slots(0)
+    entered = threading.Barrier(5, timeout=10)  # all five inside at once, or it breaks
+
+    def work() -> None:
+        with slots.slot():
+            entered.wait()
+
+    threads = [threading.Thread(target=work) for _ in range(5)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    assert not entered.broken and slots.state() == (0, 0)
+
+
+def test_the_app_runs_every_page_inside_a_slot(monkeypatch) -> None:
+    """app.py takes `PAGES.slot()` for the page run: with the only slot held elsewhere, the
+    run waits in the queue, and it goes on once the slot is let go."""
+    from devtools.apptest import run_page
+    from devtools.server import REPO_ROOT
+    from ui import turns
+
+    slots = Slots(1)
+    monkeypatch.setattr(turns, "PAGES", slots)
+    done: list[object] = []
+    th = threading.Thread(target=lambda: done.append(run_page(REPO_ROOT / "app.py")))
+    with slots.slot():
+        th.start()
+        _wait_until(lambda: slots.state() == (1, 1), "the page run queued for the slot")
+        assert not done
+    th.join(120)
+    assert done and slots.admitted == 2 and slots.state() == (0, 0)

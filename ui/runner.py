@@ -37,7 +37,7 @@ from dynamics.trajectory import Trajectory
 from . import sessions
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .text import literal, plain
-from .turns import TURNS
+from .turns import PAGES, TURNS
 
 SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
 UPDATE_EVERY_S = 0.1
@@ -131,6 +131,7 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
         queued = text.startswith(QUEUED)  # a queue message is shown at once, every time
         if not queued and now - start < SHOW_PROGRESS_AFTER_S:
             return
+        PAGES.leave()  # a long wait: the other sessions' pages run meanwhile (`ui.turns`)
         label = f"Waiting for a free slot — {text}" if queued else f"Simulating… {text}"
         if ui["bar"] is None:
             with holder.container(border=True):
