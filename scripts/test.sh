@@ -4,10 +4,10 @@
 #   bash scripts/test.sh -m fast         # the fast loop: no slow, browser or install tests
 #   bash scripts/test.sh -m slow         # the long checks
 #   bash scripts/test.sh tests/test_x.py # any pytest arguments (-n 0: one process, e.g. --pdb)
-# Tests run in three pytest-xdist workers (`-n 3 --dist loadgroup`; tests/conftest.py puts the
-# browser tests in two groups, each on one worker with its Streamlit server and Chromium: the
-# suite mostly waits on servers and browsers, so three workers keep two cores busier) unless
-# the arguments choose -n.
+# Tests run in three pytest-xdist workers (`-n 3 --dist loadfile`: a file on one worker, so a
+# module's fixtures are built once; tests/conftest.py puts the files with long tests first;
+# EAE_TEST_WORKERS=N for another count) unless the arguments choose -n. Every worker that runs
+# a browser test starts its Streamlit server and Chromium. On two cores 4 workers were slower.
 # Lint (ruff) and the type check (mypy on dynamics/, settings in pyproject.toml) run first;
 # pytest runs even if they fail, so its summary is always printed. Exit code is pytest's;
 # "no tests collected" (pytest exit 5) and a lint or type failure with passing tests exit 1.
@@ -37,7 +37,7 @@ wait "$warm_pid" || echo "[test] the kernels' warm-up failed; the suite compiles
 if [[ $# -eq 0 ]]; then
   set -- -m "not slow"
 fi
-workers=(-n 3 --dist loadgroup)
+workers=(-n "${EAE_TEST_WORKERS:-3}" --dist loadfile)
 for arg in "$@"; do
   case "$arg" in -n|-n*|--numprocesses*|no:xdist) workers=() ;; esac
 done

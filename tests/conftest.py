@@ -34,7 +34,7 @@ os.environ.setdefault("EAE_PREFETCH", "0")
 
 
 # --------------------------------------------------------------------------------------
-# Parallel runs (pytest-xdist, `-n 3 --dist loadgroup` in scripts/test.sh)
+# Parallel runs (pytest-xdist, `-n 3 --dist loadfile` in scripts/test.sh)
 # --------------------------------------------------------------------------------------
 LONG_MARKERS = ("slow", "browser", "server", "install")  # what the fast loop leaves out
 SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is `server`
@@ -42,20 +42,19 @@ SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks every test without a `LONG_MARKERS` marker `fast` (`-m fast`: the loop of a
-    minute or two). Under `--dist loadgroup`: the browser tests in two groups (the tour; the
-    rest), so each of two workers starts one Streamlit server and Chromium; every other test
-    grouped by its file, so a module's fixtures (a Dask cluster, the installed wheel) are
-    built once."""
+    minute or two), and puts the files that hold long tests (browser, server, install) first:
+    `--dist loadfile` gives each file to one worker (a module's fixtures — a Dask cluster, the
+    installed wheel — are built once), in this order, so the long files start at once and the
+    many short ones fill the workers' ends."""
+    long_files = set()
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.server)
-        if not any(item.get_closest_marker(m) for m in LONG_MARKERS):
-            item.add_marker(pytest.mark.fast)
-        if item.get_closest_marker("browser"):
-            group = "browser-tour" if item.path.name == "test_tour_browser.py" else "browser"
+        if any(item.get_closest_marker(m) for m in LONG_MARKERS):
+            long_files.add(item.path)
         else:
-            group = item.path.name
-        item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.fast)
+    items.sort(key=lambda it: it.path not in long_files)  # stable: file order kept within
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

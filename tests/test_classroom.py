@@ -5,6 +5,7 @@ Nothing here asserts a speed: the benchmark measures it."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import time
 from pathlib import Path
@@ -149,7 +150,10 @@ def test_two_students_open_and_change(server: Server) -> None:
         await asyncio.gather(*(s.close() for s in sessions if s is not None))
         return [v for _, v in got], list(changes)
 
-    opens, changes = asyncio.run(go())
+    # in a thread of its own: a browser test earlier in this worker leaves Playwright's event
+    # loop running in the main thread, where asyncio.run refuses to start another
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        opens, changes = pool.submit(asyncio.run, go()).result()
     for v in opens + changes:
         assert v.error is None and v.chart_s is not None and v.key, v
     assert opens[0].key == opens[1].key  # one link, one figure

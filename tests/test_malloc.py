@@ -6,6 +6,7 @@ mapping and RSS falls by about their size."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -34,8 +35,13 @@ print(before - rss_mb())
 
 
 def _freed_mb(tune: bool) -> float:
+    # glibc's defaults: a Dask nanny started earlier in this process put
+    # MALLOC_TRIM_THRESHOLD_ into os.environ (its pre-spawn environment), and any such
+    # variable turns glibc's dynamic threshold off
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
     out = subprocess.run([sys.executable, "-c", PROBE.format(root=str(REPO_ROOT), tune=tune)],
-                         capture_output=True, text=True, timeout=120, check=True)
+                         capture_output=True, text=True, timeout=120, check=True, env=env)
     return float(out.stdout.strip())
 
 
