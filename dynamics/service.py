@@ -631,8 +631,12 @@ class Service:
         left = False
         try:
             while True:
+                # read outside the lock: a sweep's cancel flag is a Dask event whose first read
+                # needs the worker's event loop, which may itself be waiting for this lock
+                # (`stats()` run there by `client.run`): read inside, the two deadlocked
+                stop = _is_set(cancel)
                 with self._lock:
-                    if not flight.done and flight.seq == seen and not _is_set(cancel):
+                    if not flight.done and flight.seq == seen and not stop:
                         flight.cond.wait(_POLL_S)
                     done, seq, last = flight.done, flight.seq, flight.last
                     lapsed = (not done and flight.hard_end is not None

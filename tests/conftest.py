@@ -36,13 +36,13 @@ os.environ.setdefault("EAE_PREFETCH", "0")
 # --------------------------------------------------------------------------------------
 # Parallel runs (pytest-xdist, `-n 3 --dist loadfile` in scripts/test.sh)
 # --------------------------------------------------------------------------------------
-LONG_MARKERS = ("slow", "browser", "server", "install")  # what the fast loop leaves out
+LONG_MARKERS = ("slow", "browser", "server", "install", "heavy")  # what the fast loop leaves out
 SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is `server`
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks every test without a `LONG_MARKERS` marker `fast` (`-m fast`: the loop of a
-    minute or two), and puts the files that hold long tests (browser, server, install) first:
+    minute or two), and puts the files that hold long tests (`LONG_MARKERS`) first:
     `--dist loadfile` gives each file to one worker (a module's fixtures — a Dask cluster, the
     installed wheel — are built once), in this order, so the long files start at once and the
     many short ones fill the workers' ends."""

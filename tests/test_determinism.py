@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dynamics.kernels import GDStepper, blocks_for
 from tests.test_core import random_problem
@@ -76,6 +77,7 @@ def _run(cache: Path) -> dict[str, str]:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.heavy
 def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) -> None:
     cache = tmp_path / "numba_cache"
     cold = _run(cache)  # compiles every kernel from scratch

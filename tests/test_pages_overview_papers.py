@@ -111,6 +111,7 @@ def test_papers_knob_changes_the_run():
     assert _titles(again)[0] == after
 
 
+@pytest.mark.heavy
 def test_papers_claims_table_on_click():
     at = _open("app_pages/papers.py", {"paper": "wang_ma"})
     at.button(key="pp.check.wang_ma").click().run()

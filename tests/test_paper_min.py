@@ -148,6 +148,7 @@ def _with(method: str, lr: float | None = None):
     return run
 
 
+@pytest.mark.heavy
 def test_verdicts_agree_between_gf_and_gd_at_two_step_sizes():
     """gf (rtol 1e-7) and GD at η = 2e-3 (the paper's) and 1e-3: the same verdicts, and the
     cone time within one frame (the claims read it on the same frame grid)."""

@@ -22,6 +22,7 @@ def short():
     return simulate(wang_ma.config(t_end=300.0))
 
 
+@pytest.mark.heavy
 def test_claims_fast_pass_with_fields_filled():
     claims = papers.check_claims("wang_ma", fast=True)
     assert [c.name for c in claims] == ["wang_ma.four_phases[four_phases]",
@@ -105,6 +106,7 @@ def test_reactivation_holds_under_small_step_gd(issue_flow):
     assert abs(got[0] / wang_ma.reactivation(issue_flow).t_visible - 1) <= wang_ma.FLOW_TOL
 
 
+@pytest.mark.heavy
 def test_flow_limit_derives_the_step_from_the_run(issue_flow):
     """On this case GD at η = 1e-3 is not in the flow limit (Phase IV 10 % early): the derived
     step is below it and agrees with gf; a run function that changes p fails the claim."""
@@ -141,6 +143,7 @@ def test_annotation_draws_the_predicted_marker_beside_the_detected_phase(flow):
     assert all(name in wang_ma.PAPER.text for name, _rule in phases.WANG_MA_RULES)
 
 
+@pytest.mark.heavy
 def test_phase_times_builtin_sweep_is_small_and_consistent(tmp_path):
     """The quick phase-time sweep: 12 gf runs; where Phase IV is detected it sits at the
     predicted time, and it is detected wherever it is predicted."""

@@ -76,6 +76,7 @@ def test_the_auto_end_time_at_the_point_limit_stays_small(n: int, d: int) -> Non
         assert "sample of" in got["describe"]
 
 
+@pytest.mark.heavy
 def test_the_analysis_of_a_large_run_stays_small() -> None:
     """`analyse` after any completed run with d ≥ 3 ran the same enumeration; now it keeps to
     its budget and says that the search used a sample."""
@@ -127,6 +128,7 @@ def test_the_sampled_growth_rate_matches_the_whole_data() -> None:
     assert sampled == pytest.approx(whole, rel=0.05)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("gamma", [0.0, 0.3])
 def test_the_2d_sweep_finds_every_local_extremum_of_a_dense_scan(gamma: float) -> None:
     """d = 2 at n = 400 (800 kinks): the sweep's maxima and minima are exactly the local

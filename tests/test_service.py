@@ -537,3 +537,24 @@ def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path,
     assert svc.prefetch_idle(WAIT)
     wait_until(lambda: svc.stats()["running"] == 0, "the cancelled prefetch to stop")
     assert svc.peek(never_ending(seed=63)) is None and svc.most == 1
+
+
+def test_the_cancel_flag_is_read_outside_the_service_lock(tmp_path: Path) -> None:
+    """A sweep's cancel flag is a Dask event whose first read needs the worker's event loop,
+    and that loop may be running `stats()` for `client.run`: reading the flag must not hold
+    the service's lock (it did, and a sweep test hung until its timeout)."""
+    svc = Service(tmp_path)
+    reads: list[bool] = []  # True: stats() could not take the lock while the flag was read
+
+    class RemoteFlag:
+        def is_set(self) -> bool:
+            other = threading.Thread(target=svc.stats, daemon=True)
+            other.start()
+            other.join(2.0)
+            reads.append(other.is_alive())
+            return False
+
+    traj = svc.run(long_run(seed=31).with_updates({"integrator.t_end": 100.0}),
+                   cancel=RemoteFlag())  # type: ignore[arg-type]
+    assert traj.status == "completed"
+    assert reads and not any(reads), reads

@@ -133,6 +133,7 @@ def test_trap_summary_uses_ols_loss(tmp_path):
 
 
 # ----------------------------------------------------------------------------- Dask
+@pytest.mark.heavy
 def test_local_cluster_matches_in_process(local_client, tmp_path):
     spec = tiny_spec()
     seen: list[tuple[int, int]] = []
@@ -152,6 +153,7 @@ def test_local_cluster_matches_in_process(local_client, tmp_path):
     assert csv["final_loss"].tolist() == df["final_loss"].tolist()
 
 
+@pytest.mark.heavy
 def test_diverging_and_invalid_points_are_rows(local_client):
     spec = sw.Sweep.from_dict({
         "base": {**TINY_BASE, "integrator": {"method": "gd", "lr": 0.01, "t_end": 20.0}},
@@ -168,6 +170,7 @@ def test_diverging_and_invalid_points_are_rows(local_client):
     assert np.isfinite(df.loc[(0.01, 20.0), "final_loss"])
 
 
+@pytest.mark.heavy
 def test_cancel_leaves_no_running_tasks(local_client):
     # four runs that would take minutes each; cancel once both workers are working on them
     spec = sw.Sweep.from_dict({
@@ -222,6 +225,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.heavy
 def test_real_scheduler_and_worker_processes(tmp_path):
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
