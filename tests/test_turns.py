@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from ui.turns import Slots, Turns, speculative
 
@@ -63,13 +65,14 @@ def test_a_thread_holding_its_turn_is_granted_a_nested_one() -> None:
     assert not th.is_alive()  # the outer turn was let go: another thread gets one
 
 
-def test_one_turn_at_a_time() -> None:
-    turns, inside, most = Turns(), [0], [0]
+def _most_inside(enter: Callable[[], AbstractContextManager[object]]) -> int:
+    """8 threads enter 20 times each; the most that were inside at once."""
+    inside, most = [0], [0]
     lock = threading.Lock()
 
     def work() -> None:
         for _ in range(20):
-            with turns.turn():
+            with enter():
                 with lock:
                     inside[0] += 1
                     most[0] = max(most[0], inside[0])
@@ -82,7 +85,12 @@ def test_one_turn_at_a_time() -> None:
         th.start()
     for th in threads:
         th.join(30)
-    assert most[0] == 1 and turns.taken == 160
+    return most[0]
+
+
+def test_one_turn_at_a_time() -> None:
+    turns = Turns()
+    assert _most_inside(turns.turn) == 1 and turns.taken == 160
 
 
 # ------------------------------------------------------------------------- page slots
@@ -96,25 +104,9 @@ def _wait_until(cond, what: str) -> None:
 
 
 def test_at_most_n_slots_held_at_once() -> None:
-    slots, inside, most = Slots(2), [0], [0]
-    lock = threading.Lock()
-
-    def work() -> None:
-        for _ in range(20):
-            with slots.slot():
-                with lock:
-                    inside[0] += 1
-                    most[0] = max(most[0], inside[0])
-                time.sleep(0.0005)
-                with lock:
-                    inside[0] -= 1
-
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(30)
-    assert most[0] == 2 and slots.admitted == 160 and slots.state() == (0, 0)
+    slots = Slots(2)
+    assert _most_inside(slots.slot) == 2
+    assert slots.admitted == 160 and slots.state() == (0, 0)
 
 
 def test_slots_are_given_in_arrival_order_and_leave_admits_the_next() -> None:
