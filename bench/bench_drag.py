@@ -139,9 +139,16 @@ def _pick(page: Any, param: str) -> bool:
         return False
     pick.select_option(param)
     wait_for_streamlit_idle(page, timeout=300)
-    _frame(page).locator(".eae-scrub-input").hover()
-    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.param === "
-                           f"'{param}' && f.loaded >= f.n; }}", timeout=300_000, polling=200)
+    slider = _frame(page).locator(".eae-scrub-input")
+    if slider.count() == 0 or not slider.is_visible():
+        return False  # the run on screen now is too heavy to scrub: no family offered
+    slider.hover()
+    try:
+        page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.param === "
+                               f"'{param}' && f.loaded >= f.n; }}", timeout=300_000,
+                               polling=200)
+    except Exception:  # Playwright's TimeoutError: not every member came
+        return False
     return True
 
 
