@@ -20,7 +20,7 @@ EXAMPLE = {"data": {"kind": "points", "angles_deg": [20.0, 70.0, 200.0, 250.0],
            "model": {"width": 24}, "loss": {"kind": "exponential", "reduction": "sum"},
            "init": {"scheme": "balanced", "scale": 1e-6},
            "integrator": {"t_end": 30.0}, "record": {"frames": 80}}
-PAPERS_PAGE, PAPERS_KEY = "app_pages/papers.py", "pp"  # the Papers page and its binder's key
+PAPERS_PAGE, PAPERS_KEY = "papers", "pp"  # the Papers page and its binder's key
 B = state.Binder(PREFIX, View)
 
 

@@ -23,6 +23,25 @@ def run_page(path: str | Path, params: dict[str, str] | None = None,
     return at
 
 
+def switch_to_page(at: Any, url_path: str) -> Any:
+    """Point an AppTest of `app.py`, run once, at the navigation's page at `url_path`; the next
+    `at.run()` runs it.
+
+    The pages are functions (`st.Page(function)`), which `AppTest.switch_page` cannot find (it
+    matches file pages only); a run of the app registers each page with its URL path and the
+    hash of that path (what a browser's request for it carries), the page a run takes.
+    """
+    from streamlit.util import calc_hash
+
+    page_hash = calc_hash(url_path)  # st.Page's own: the hash of its URL path
+    if page_hash not in at._registered_pages:
+        known = sorted(str(i.get("page_name")) for i in at._registered_pages.values())
+        raise ValueError(f"no page at {url_path!r} (the app registers {known}); run the app "
+                         "once before switching")
+    at._page_hash = page_hash
+    return at
+
+
 def plotly_spec(at: Any) -> dict[str, Any]:
     """The Plotly JSON of the page's only chart (AssertionError if there is not exactly one)."""
     charts = at.get("plotly_chart")

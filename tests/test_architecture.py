@@ -195,3 +195,17 @@ def test_a_page_is_a_function_with_no_state_at_module_level(path: Path) -> None:
             assert not names & {"st", "ss"} and "session_state" not in attrs, \
                 ast.unparse(node)[:80]
     assert any(isinstance(n, ast.FunctionDef) and n.name == "page" for n in tree.body)
+
+
+def test_every_page_is_a_function_page_of_the_navigation_table() -> None:
+    """app.py registers each app_pages module's `page` as `st.Page(function)` under its row of
+    `ui.navigation.PAGES` (its URL path is the module's name), and no page by file."""
+    from ui.navigation import PAGES
+
+    assert sorted(p.url_path for p in PAGES) == [p.stem for p in PAGE_FILES]
+    assert sum(p.default for p in PAGES) == 1
+    app = (ROOT / "app.py").read_text(encoding="utf-8")
+    for p in PAGE_FILES:
+        assert f'("{p.stem}", {p.stem})' in app, p.stem  # name → module, whose .page runs
+    calls = {ast.unparse(n.func) for n in ast.walk(ast.parse(app)) if isinstance(n, ast.Call)}
+    assert "st.Page" not in calls and "navigation.build" in calls  # no page beside the table

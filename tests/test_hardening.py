@@ -280,7 +280,8 @@ def test_largest_upload_stays_an_array_within_a_memory_budget(tmp_path: Path) ->
     assert got["array"] == "ndarray"
     assert got["parse_peak"] < PARSE_BUDGET, got
     assert got["peak"] < TOTAL_BUDGET, got
-    assert got["t_parse"] < 5.0 and got["t_key"] < 1.5, got
+    # no timing bound (speed is the benchmarks' business): a parse or key through Python
+    # lists, the slow path, would hold 20 M floats as objects, ~4x RAW, over both budgets
 
 
 def test_array_data_hashes_bytes_and_round_trips_exactly() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import player_spec, players
+from devtools.apptest import player_spec, players, switch_to_page
 from dynamics.papers import PAPERS, Section, StudySection
 from dynamics.simulate import simulate
 
@@ -22,7 +22,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 def _open(page: str, params: dict[str, str] | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
-    at.switch_page(page)
+    switch_to_page(at, page)
     for k, v in (params or {}).items():
         at.query_params[k] = v
     at.run()
@@ -54,7 +54,7 @@ def _titles(at: AppTest) -> list[str]:
 
 
 def test_overview_renders_example_and_scenarios():
-    at = _open("app_pages/overview.py")
+    at = _open("overview")
     assert not at.error
     assert any("alignment" in m.value for m in at.markdown)
     spec = player_spec(at)
@@ -67,7 +67,7 @@ def test_overview_renders_example_and_scenarios():
 
 
 def test_overview_presenter_flag_from_url():
-    at = _open("app_pages/overview.py", {"view.presenter": "true"})
+    at = _open("overview", {"view.presenter": "true"})
     assert at.toggle(key="view.presenter").value
     assert any(b.label == "Exit presenter mode" for b in at.button)
     at.button(key="presenter.exit_button").click().run()
@@ -80,7 +80,7 @@ def test_overview_presenter_flag_from_url():
 def test_papers_sections_render(paper):
     """Each paper's page: its main figure, its note, then every section whose figure applies
     to the preset run (the registry says which), and the claims table."""
-    at = _open("app_pages/papers.py", {"paper": paper})
+    at = _open("papers", {"paper": paper})
     assert not at.error
     titles = _titles(at)
     p = PAPERS[paper]
@@ -100,20 +100,20 @@ def test_papers_sections_render(paper):
 
 
 def test_papers_knob_changes_the_run():
-    at = _open("app_pages/papers.py", {"paper": "chistikov"})
+    at = _open("papers", {"paper": "chistikov"})
     before = _titles(at)[0]
     at.select_slider(key="chistikov.log4_lambda").set_value(-4).run()
     assert not at.exception
     after = _titles(at)[0]
     assert after != before and "0.0039" in after  # λ = 4⁻⁴
     # a link with the knob reopens the same run
-    again = _open("app_pages/papers.py", {"paper": "chistikov", "chistikov.log4_lambda": "-4"})
+    again = _open("papers", {"paper": "chistikov", "chistikov.log4_lambda": "-4"})
     assert _titles(again)[0] == after
 
 
 @pytest.mark.heavy
 def test_papers_claims_table_on_click():
-    at = _open("app_pages/papers.py", {"paper": "wang_ma"})
+    at = _open("papers", {"paper": "wang_ma"})
     at.button(key="pp.check.wang_ma").click().run()
     assert not at.exception and not at.error
     heads, rows = _claims(at, -1)  # the check's table: the last one on the page
@@ -125,7 +125,7 @@ def test_papers_claims_table_on_click():
 def test_papers_chistikov_table1_figure():
     """Table 1 as a distribution (Chistikov et al.'s study section): from the reproduction's
     file in reports/ when there is one, else the quick grid through the service on a click."""
-    at = _open("app_pages/papers.py", {"paper": "chistikov"})
+    at = _open("papers", {"paper": "chistikov"})
     i = next(k for k, s in enumerate(PAPERS["chistikov"].sections)
              if isinstance(s, StudySection))
     if not any("Table 1 as a distribution" in t for t in _titles(at)):
@@ -141,9 +141,9 @@ def test_papers_chistikov_table1_figure():
 
 
 def test_papers_bad_link_values_are_messages():
-    at = _open("app_pages/papers.py", {"paper": "nonsense"})
+    at = _open("papers", {"paper": "nonsense"})
     assert any("Unknown paper" in w.value for w in at.warning)
-    at = _open("app_pages/papers.py", {"paper": "wang_ma", "wang_ma.angle": "999"})
+    at = _open("papers", {"paper": "wang_ma", "wang_ma.angle": "999"})
     assert any("wang_ma.angle" in w.value for w in at.warning)
     assert _titles(at)
 

@@ -202,8 +202,12 @@ def test_cancel_leaves_no_running_tasks(local_client):
     # nothing of the sweep is left on the scheduler ...
     assert all(len(v) == 0 for v in local_client.processing().values())
     # ... and the simulations that were running were told to stop: the workers go idle
+    # (a slot is freed when its simulation returns, and its waiter counts the cancellation
+    # after that: wait for both)
     end = time.monotonic() + 60
-    while _worker_stat(local_client, "running") and time.monotonic() < end:
+    while time.monotonic() < end and (
+            _worker_stat(local_client, "running")
+            or _worker_stat(local_client, "cancelled") - before < 2):
         time.sleep(0.2)
     assert _worker_stat(local_client, "running") == 0
     assert _worker_stat(local_client, "cancelled") - before >= 2

@@ -14,7 +14,7 @@ from hypothesis import strategies as hs
 from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import players, run_page
+from devtools.apptest import players, run_page, switch_to_page
 from dynamics.config import Config, LossConfig, RecordConfig
 from dynamics.papers import PAPERS
 from ui.lesson import ExplorerView, default_lesson, parse_lesson
@@ -160,7 +160,7 @@ def test_url_parameter_names_are_not_markdown(page):
 def _open(page: str, params: dict[str, str]) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
-    at.switch_page(page)
+    switch_to_page(at, page)
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
@@ -180,7 +180,7 @@ OVERVIEW_BUTTONS = ["ov.open_example"] + [
 
 @pytest.mark.parametrize("button", OVERVIEW_BUTTONS)
 def test_overview_buttons_work_in_presenter_mode(button):
-    at = _open("app_pages/overview.py", {"view.presenter": "true"})
+    at = _open("overview", {"view.presenter": "true"})
     assert _in_presenter_mode(at)
     keys = {b.key for b in at.button}
     assert set(OVERVIEW_BUTTONS) <= keys, keys
@@ -202,7 +202,7 @@ def test_overview_buttons_work_in_presenter_mode(button):
 
 @pytest.mark.parametrize("paper", list(PAPERS))
 def test_papers_open_in_explorer_works_in_presenter_mode(paper):
-    at = _open("app_pages/papers.py", {"paper": paper, "view.presenter": "true"})
+    at = _open("papers", {"paper": paper, "view.presenter": "true"})
     assert _in_presenter_mode(at)
     preset = at.session_state[f"{paper}.preset"]
     at.button(key=f"pp.open.{paper}").click().run()

@@ -40,13 +40,14 @@ from dynamics.config import Config, config_from_query
 
 from .inputs import number_field, plain
 from .lesson import ExplorerView, base_config, find_scenario
+from .navigation import page as nav_page
 from .rules import Rule, shown
 from .settings import SETTINGS, check_params, literal_values, read
 from .view import VIEW_PREFIX, View
 
 V = TypeVar("V", bound=View)
 UPLOAD_PATHS = ("data.X", "data.y")  # uploaded arrays stay out of links (size, privacy)
-EXPLORER_PAGE = "app_pages/explorer.py"
+EXPLORER_PAGE = "explorer"  # a URL path of ui.navigation.PAGES
 EXPLORER_KEY = "eae"
 URL_SENT_KEY = "_eae.url_sent"  # the last query string this session sent to the browser
 
@@ -314,12 +315,12 @@ def _knob_value(raw: str, label: str, default: Any, options: Any, kw: Mapping[st
     return read(raw, int if integer else float, rule=rule)
 
 
-def switch_to(page: str, params: Mapping[str, str], binder_key: str) -> None:
-    """Open another page with URL parameters; its binder (session key `binder_key`) starts from
-    them. Does not return."""
+def switch_to(url_path: str, params: Mapping[str, str], binder_key: str) -> None:
+    """Open the page at `url_path` (`ui.navigation.PAGES`) with URL parameters; its binder
+    (session key `binder_key`) starts from them. Does not return."""
     for name in ("state", "synced"):
         st.session_state.pop(f"{binder_key}._{name}", None)
-    st.switch_page(page, query_params=dict(params))
+    st.switch_page(nav_page(url_path), query_params=dict(params))
 
 
 def explorer_binder() -> Binder[ExplorerView]:
