@@ -366,11 +366,20 @@ def test_query_parsing_is_linear_and_stray_keys_drop_only_themselves() -> None:
     cfg, warnings = config_from_query({**stray, "model.width": "7", "seed": "3"})
     assert cfg.model.width == 7 and cfg.seed == 3
     assert len(warnings) == 2 and not any("did not fit" in w for w in warnings)
-    many = {f"junk{i}": "1" for i in range(20_000)}
-    t0 = time.perf_counter()
-    cfg, warnings = config_from_query({**many, "model.width": "9"})
-    assert time.perf_counter() - t0 < 1.0
+    def parse(n: int) -> tuple[float, Any]:  # the best of three: the machine's noise out
+        many = {f"junk{i}": "1" for i in range(n)}
+        best, out = float("inf"), None
+        for _ in range(3):
+            t0 = time.perf_counter()
+            out = config_from_query({**many, "model.width": "9"})
+            best = min(best, time.perf_counter() - t0)
+        return best, out
+
+    small, _ = parse(2_000)
+    large, (cfg, warnings) = parse(20_000)
     assert cfg.model.width == 9 and len(warnings) < 30  # summarised, not 20,000 lines
+    # linear: 10x the keys cost about 10x (quadratic would be 100x); a ratio, not a clock
+    assert large < 30 * small, (small, large)
 
 
 def _no_simulate(*_a: Any, **_k: Any) -> Any:

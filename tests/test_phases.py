@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -137,16 +135,14 @@ def test_wang_ma_phases_on_crafted_counts():
     assert counts["neg_on_plus"][0] == 0 and counts["neg_on_plus"][-1] == 4
 
 
-def test_analyse_real_run_is_fast_and_consistent():
+def test_analyse_real_run_is_consistent():
     from dynamics.simulate import simulate
 
     cfg = Config.from_dict({"init": {"scale": 1e-8, "normalisation": "none"},
                             "loss": {"kind": "exponential", "reduction": "sum"},
                             "integrator": {"t_end": 40.0}})
     tr = simulate(cfg)
-    t0 = time.perf_counter()
-    an = analyse(tr)
-    assert time.perf_counter() - t0 < 0.5
+    an = analyse(tr)  # its cost at every size: python -m bench precompute
     names = {p.name for p in an.phases}
     assert {"alignment", "fitting", "initial plateau"} <= names
     al = next(p for p in an.phases if p.name == "alignment")
