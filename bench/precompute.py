@@ -109,14 +109,23 @@ def _extract(rev: str, into: Path) -> Path:
     return into
 
 
-def _make_trajectory(n: int, d: int, m: int, path: Path) -> None:
-    """A one-frame trajectory of the teacher run (n, d, m), saved to `path` (fresh process)."""
-    code = ("import sys; from dynamics.config import Config; from dynamics.simulate import "
-            "simulate; c = Config.from_dict({'data': {'kind': 'teacher', 'n': int(sys.argv[1]), "
-            "'d': int(sys.argv[2])}, 'model': {'width': int(sys.argv[3])}}); "
-            "open(sys.argv[4], 'wb').write(simulate(c, cancel=lambda: True).to_bytes())")
-    subprocess.run([sys.executable, "-c", code, str(n), str(d), str(m), str(path)], cwd=REPO,
-                   check=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
+def _make_trajectory(n: int, d: int, m: int, path: Path) -> str | None:
+    """A one-frame trajectory of the teacher run (n, d, m), saved to `path` (fresh process);
+    None, or why there is none: a config the server's limits refuse never reaches the analysis
+    (a link or upload asking for it gets the limit's message instead)."""
+    code = ("import sys; from dynamics.config import Config, ConfigError; from dynamics.simulate "
+            "import simulate\ntry: c = Config.from_dict({'data': {'kind': 'teacher', 'n': "
+            "int(sys.argv[1]), 'd': int(sys.argv[2])}, 'model': {'width': int(sys.argv[3])}})\n"
+            "except ConfigError as e: print('refused:', str(e).split(':')[0]); raise SystemExit(3)"
+            "\nopen(sys.argv[4], 'wb').write(simulate(c, cancel=lambda: True).to_bytes())")
+    out = subprocess.run([sys.executable, "-c", code, str(n), str(d), str(m), str(path)],
+                         cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    if out.returncode == 3:
+        return f"refused by the limits ({out.stdout.split('refused:')[-1].strip()})"
+    if out.returncode != 0:
+        raise RuntimeError(f"making the ({n}, {d}, {m}) run failed: {out.stderr[-500:]}")
+    return None
 
 
 def _child(root: Path, phase: str, n: int, d: int, m: int, traj: Path,
@@ -161,11 +170,14 @@ def precompute_section(quick: bool = False, before: str | None = BEFORE_REV,
             cases = [("auto", widths[0])] + [("analyse", m) for m in widths]
             for phase, m in cases:
                 traj = tmpd / f"traj-{n}-{d}-{m}.eaetraj"
-                if phase == "analyse" and not traj.exists():
-                    _make_trajectory(n, d, m, traj)
                 say(f"{phase} n={n} d={d} m={m} ...")
                 row: dict[str, Any] = {"phase": phase, "n": n, "d": d, "m": m,
                                        "load": loadavg()[0]}
+                refused = (_make_trajectory(n, d, m, traj)
+                           if phase == "analyse" and not traj.exists() else None)
+                if refused:
+                    rows.append({**row, "after": {"failed": refused}})
+                    continue
                 row["after"] = _child(REPO, phase, n, d, m, traj, None)
                 if old is not None:
                     key = (phase, d, m)

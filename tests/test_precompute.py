@@ -10,6 +10,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -169,3 +170,13 @@ def test_the_bench_section_measures_and_renders() -> None:
         assert r["after"]["time_s"] > 0 and r["after"]["peak_mb"] >= 0, r
     table = "\n".join(precompute_lines(sec))
     assert "| auto | 200 | 8 |" in table and "→" in table
+
+
+def test_the_bench_reports_a_size_the_limits_refuse() -> None:
+    """A size no link or upload can reach (n·d·m over the compute limit) is a refused row, not
+    the benchmark's end."""
+    from bench.precompute import _make_trajectory
+
+    with tempfile.TemporaryDirectory() as tmp:
+        why = _make_trajectory(20_000, 64, 5_000, Path(tmp) / "t.eaetraj")
+    assert why is not None and why.startswith("refused by the limits (model.width")
