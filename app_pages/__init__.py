@@ -1,1 +1,2 @@
-"""The dashboard's pages, one script per page, run by the navigation in `app.py`."""
+"""The dashboard's pages, one module per page: its `page()`, registered as an `st.Page` by
+the navigation in `app.py`."""
