@@ -3,8 +3,8 @@
 A page is a function (`app_pages.<name>.page`) registered with `st.Page(function)`; `app.py`
 builds the pages from `PAGES` and the functions it imports (`build`), which remembers them, so
 code in `ui/` can switch to a page by its URL path (`page`) without importing `app_pages`
-(imports go down: app_pages → ui). `st.switch_page` to a function page needs the very
-`st.Page` that `st.navigation` registered, hence the registry.
+(imports go down: app_pages → ui). `st.switch_page` to a function page needs an `st.Page`
+of that function, which `ui/` cannot build without importing the page, hence the registry.
 """
 
 from __future__ import annotations
