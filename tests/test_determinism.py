@@ -1,10 +1,13 @@
 """Same config, same bits: in any process, whether numba compiled the kernels or loaded them
 from its disk cache, and with any number of threads.
 
-A fresh process with an empty NUMBA_CACHE_DIR (it compiles every kernel) and a second one that
-reuses that cache (it loads them, compiling nothing) print a digest of every array of gf runs
-at widths 2–7 on the three-point and the default data, and of gd runs; both must agree, and
-agree with the test process's own kernels (compiled there, or loaded from the suite's cache).
+A process with an empty NUMBA_CACHE_DIR (it compiles every kernel) and a second one that reuses
+that cache (it loads them: numba's own counters say it compiled nothing) run the probe of
+devtools/same_bits.py (a digest of every array of gf runs at widths 2–7 on the three-point and
+the default data, and of gd runs); both must agree, and agree with the test process's own
+kernels (compiled here, or loaded from the suite's cache). The cold process is scripts/test.sh's
+warm-up when it compiled into an empty cache (its record is in EAE_COLD_BITS), so a cold suite
+compiles every kernel once, not twice; otherwise the test runs its own in a fresh directory.
 With fast-math reassociation in the kernels, compiled and cache-loaded `_gf_run` differed in
 the last bits.
 """
@@ -20,78 +23,53 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from devtools.same_bits import digests
 from dynamics.kernels import GDStepper, blocks_for
 from tests.test_core import random_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# digests of every array of the runs below, in `out` (run in fresh processes and in this one)
-_BODY = r"""
-import hashlib, json
-import numpy as np
-from dynamics.config import Config
-from dynamics.kernels import GDStepper, GFStepper, Problem
-from dynamics.simulate import simulate
 
-def digest(*arrays):
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(np.ascontiguousarray(a, dtype=float).tobytes())
-    return h.hexdigest()[:24]
-
-out = {}
-x = np.array([-0.75, -0.5, 0.125])
-X = np.ascontiguousarray(np.c_[x, np.ones(3)])
-p = Problem(X, np.array([1.1, 0.1, 0.8]), np.ones(3), 0.0, 1.0, "square", "mean", True)
-grid = np.geomspace(1e-2, 200.0, 40)
-for m in range(2, 8):
-    rng = np.random.default_rng(m)
-    W = rng.normal(0.0, 1e-3, (m, 2))
-    a = np.linalg.norm(W, axis=1) * rng.choice([-1.0, 1.0], m)
-    gf = GFStepper(p, W, a, 1e-6, 1e-12)
-    r = gf.advance(200.0, 10**7, grid)
-    out[f"gf three-point m={m}"] = digest(gf.W, gf.a, r.samples.loss, r.samples.dir_rate)
-    gd = GDStepper(p, W, a, 1e-2)
-    r = gd.take_steps(5000, grid)
-    out[f"gd three-point m={m}"] = digest(gd.W, gd.a, r.samples.loss)
-for m in range(2, 8):  # the default data through simulate (the sweep test's configs)
-    c = Config.from_dict({"model": {"width": m}, "init": {"scale": 1e-3},
-                          "integrator": {"method": "gf", "t_end": 30.0},
-                          "record": {"frames": 8, "scalars": 20}})
-    tr = simulate(c)
-    out[f"simulate gf m={m}"] = digest(*tr.to_arrays().values())
-c = Config.from_dict({"model": {"width": 40}, "data": {"kind": "teacher", "d": 6},
-                      "integrator": {"method": "gd", "lr": 0.05, "t_end": 20.0},
-                      "record": {"frames": 8, "scalars": 20}})
-tr = simulate(c)  # BLAS path (n·d·m ≥ 256)
-out["simulate gd blas"] = digest(*tr.to_arrays().values())
-"""
-_PROBE = _BODY + "print(json.dumps(out))\n"
-
-
-def _run(cache: Path) -> dict[str, str]:
+def _probe(cache: Path, record: Path) -> dict:
+    """Run the warm-up and the probe in a fresh process over `cache`; its record."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-m", "devtools.same_bits", "--write", str(record)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                       stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(record.read_text())
+
+
+def _is_cold(record: dict) -> bool:
+    return record["nbi_before"] == 0 and record["hits"] == 0 and record["misses"] > 0 \
+        and record["nbi_after"] > 0
+
+
+def _cold_record(tmp_path: Path) -> tuple[dict, Path]:
+    """scripts/test.sh's warm-up record if it compiled every kernel into this suite's (then
+    empty) NUMBA_CACHE_DIR, else a cold process of our own over an empty directory."""
+    path, suite_cache = os.environ.get("EAE_COLD_BITS"), os.environ.get("NUMBA_CACHE_DIR")
+    text = Path(path).read_text() if path and Path(path).is_file() else ""
+    if text and suite_cache:  # empty if the warm-up failed (the file is made before it runs)
+        record = json.loads(text)
+        if _is_cold(record) and record["cache_dir"] == suite_cache:
+            return record, Path(suite_cache)
+    cache = tmp_path / "numba_cache"
+    record = _probe(cache, tmp_path / "cold.json")
+    assert _is_cold(record), record
+    return record, cache
 
 
 @pytest.mark.heavy
 def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) -> None:
-    cache = tmp_path / "numba_cache"
-    cold = _run(cache)  # compiles every kernel from scratch
-    index = sorted(cache.rglob("*.nbi"))
-    assert index, "the cold process wrote no numba cache"
-    stamps = {p: p.stat().st_mtime_ns for p in index}
-    warm = _run(cache)  # loads every kernel from that cache
-    assert {p: p.stat().st_mtime_ns for p in sorted(cache.rglob("*.nbi"))} == stamps, \
-        "the warm process compiled again instead of loading"
-    assert cold == warm
-    assert len(warm) == 6 + 6 + 6 + 1
-    here: dict = {}  # this process's kernels: compiled here or loaded from the suite's cache
-    exec(_BODY, here)
-    assert here["out"] == cold
+    cold, cache = _cold_record(tmp_path)  # compiled every kernel from scratch
+    warm = _probe(cache, tmp_path / "warm.json")  # loads every kernel from that cache
+    assert warm["misses"] == 0 and warm["hits"] > 0, \
+        f"the warm process compiled {warm['misses']} kernel signatures instead of loading"
+    assert len(warm["digests"]) == 6 + 6 + 6 + 1
+    assert cold["digests"] == warm["digests"]
+    # this process's kernels: compiled here or loaded from the suite's cache
+    assert digests() == cold["digests"]
 
 
 def test_split_bits_are_the_same_with_1_2_and_3_threads() -> None:

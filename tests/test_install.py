@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.same_bits import digests
 from devtools.server import StreamlitServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -137,6 +138,32 @@ def test_installed_eae_keeps_the_library_commands(installed: Installed) -> None:
                       "integrator.t_end=1", "--out", out)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout)["status"] == "completed" and out.is_file()
+
+
+def test_installed_copy_loads_the_kernels_the_checkout_compiled(installed: Installed,
+                                                                tmp_path: Path) -> None:
+    """In a numba cache directory the kernels are keyed by their sources' hash, not their path
+    (dynamics/kernels/cache.py): over a cache the checkout filled (scripts/test.sh's, or one
+    filled here), the installed copy compiles no kernel and its probe gives the checkout's bits
+    (devtools/same_bits.py, run as a file so that `dynamics` is the installed one)."""
+    cache = os.environ.get("NUMBA_CACHE_DIR", "")
+    if not cache:
+        cache = str(tmp_path / "numba")
+        fill = subprocess.run([sys.executable, "-m", "devtools.same_bits", "--write",
+                               str(tmp_path / "checkout.json")], cwd=REPO_ROOT,
+                              env=dict(os.environ, NUMBA_CACHE_DIR=cache), capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert fill.returncode == 0, fill.stderr[-2000:]
+    record = installed.workdir / "installed.json"
+    env = dict(installed.env(), NUMBA_CACHE_DIR=cache)
+    r = subprocess.run([str(installed.python), str(REPO_ROOT / "devtools" / "same_bits.py"),
+                        "--write", str(record)], cwd=installed.workdir, env=env,
+                       capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(record.read_text())
+    assert got["package"].startswith(str(installed.venv)), got["package"]
+    assert got["misses"] == 0 and got["hits"] > 0, got
+    assert got["digests"] == digests()
 
 
 def test_installed_eae_app_answers_its_health_check(installed: Installed,

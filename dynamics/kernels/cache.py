@@ -4,8 +4,12 @@ numba keys a cached kernel on its own file only. The kernels here call each othe
 modules (gd.py and gf.py inline loss.py's ``evaluate``), so after an edit of loss.py a cached
 ``_gf_run`` would still run the old gradient. The locators below give every kernel of this
 package one source stamp: the hash of all its .py files, so any edit recompiles them all.
-They use numba's locator hook (``CacheImpl._locator_classes``); if that hook is missing in
-some numba version, the default per-file caching applies unchanged.
+In a cache directory of its own (NUMBA_CACHE_DIR, or numba's user-wide one) the kernels sit
+under that stamp instead of under their files' path: a copy of the same sources elsewhere (an
+installed wheel beside a checkout, another virtual environment) loads what one of them
+compiled, and different sources never share an entry. They use numba's locator hook
+(``CacheImpl._locator_classes``); if that hook is missing in some numba version, the default
+per-file caching applies unchanged.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ def _install() -> None:
     class _Mixin:
         def get_source_stamp(self) -> str:
             return stamp
+
+        @classmethod
+        def get_suitable_cache_subpath(cls, py_file: str) -> str:
+            return f"eae_kernels_{stamp[:16]}"
 
         @classmethod
         def from_function(cls, py_func, py_file):
