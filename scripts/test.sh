@@ -23,12 +23,12 @@ bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$REPO_ROOT/.cache/numba}"
 # The kernels compile (or load) into it in the background while ruff and mypy run (one core
 # each); the suite's own warm-up (tests/conftest.py) then only loads them. The warm-up is the
-# same-bits probe (devtools/same_bits.py): when it compiled into an empty cache, its record is
+# same-bits probe (dynamics/same_bits.py): when it compiled into an empty cache, its record is
 # tests/test_determinism.py's cold process, so a cold suite compiles the kernels once.
 export EAE_COLD_BITS
 EAE_COLD_BITS="$(mktemp "${TMPDIR:-/tmp}/eae-cold-bits.XXXXXX")"
 trap 'rm -f "$EAE_COLD_BITS" "$EAE_COLD_BITS.part"' EXIT
-.venv/bin/python -m devtools.same_bits --write "$EAE_COLD_BITS" >/dev/null 2>&1 </dev/null &
+.venv/bin/python -m dynamics.same_bits --write "$EAE_COLD_BITS" >/dev/null 2>&1 </dev/null &
 warm_pid=$!
 
 echo "[test] ruff check ." >&2

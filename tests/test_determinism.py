@@ -3,7 +3,7 @@ from its disk cache, and with any number of threads.
 
 A process with an empty NUMBA_CACHE_DIR (it compiles every kernel) and a second one that reuses
 that cache (it loads them: numba's own counters say it compiled nothing) run the probe of
-devtools/same_bits.py (a digest of every array of gf runs at widths 2–7 on the three-point and
+dynamics/same_bits.py (a digest of every array of gf runs at widths 2–7 on the three-point and
 the default data, and of gd runs); both must agree, and agree with the test process's own
 kernels (compiled here, or loaded from the suite's cache). The cold process is scripts/test.sh's
 warm-up when it compiled into an empty cache (its record is in EAE_COLD_BITS), so a cold suite
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from devtools.same_bits import digests
 from dynamics.kernels import GDStepper, blocks_for
+from dynamics.same_bits import digests
 from tests.test_core import random_problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _probe(cache: Path, record: Path) -> dict:
     """Run the warm-up and the probe in a fresh process over `cache`; its record."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-m", "devtools.same_bits", "--write", str(record)],
+    r = subprocess.run([sys.executable, "-m", "dynamics.same_bits", "--write", str(record)],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr[-2000:]

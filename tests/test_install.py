@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from devtools.same_bits import digests
 from devtools.server import StreamlitServer
+from dynamics.same_bits import digests
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dynamics", "viz", "ui", "app_pages")
@@ -145,19 +145,19 @@ def test_installed_copy_loads_the_kernels_the_checkout_compiled(installed: Insta
     """In a numba cache directory the kernels are keyed by their sources' hash, not their path
     (dynamics/kernels/cache.py): over a cache the checkout filled (scripts/test.sh's, or one
     filled here), the installed copy compiles no kernel and its probe gives the checkout's bits
-    (devtools/same_bits.py, run as a file so that `dynamics` is the installed one)."""
+    (`python -m dynamics.same_bits` of the installed copy)."""
     cache = os.environ.get("NUMBA_CACHE_DIR", "")
     if not cache:
         cache = str(tmp_path / "numba")
-        fill = subprocess.run([sys.executable, "-m", "devtools.same_bits", "--write",
+        fill = subprocess.run([sys.executable, "-m", "dynamics.same_bits", "--write",
                                str(tmp_path / "checkout.json")], cwd=REPO_ROOT,
                               env=dict(os.environ, NUMBA_CACHE_DIR=cache), capture_output=True,
                               text=True, timeout=300, stdin=subprocess.DEVNULL)
         assert fill.returncode == 0, fill.stderr[-2000:]
     record = installed.workdir / "installed.json"
     env = dict(installed.env(), NUMBA_CACHE_DIR=cache)
-    r = subprocess.run([str(installed.python), str(REPO_ROOT / "devtools" / "same_bits.py"),
-                        "--write", str(record)], cwd=installed.workdir, env=env,
+    r = subprocess.run([str(installed.python), "-m", "dynamics.same_bits", "--write",
+                        str(record)], cwd=installed.workdir, env=env,
                        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(record.read_text())

@@ -1,12 +1,12 @@
-"""The same-bits probe: a digest of every array of a fixed set of runs, and numba's record of
-whether this process compiled its kernels or loaded them from the disk cache.
+"""The same-bits probe (same config, same bits): a digest of every array of a fixed set of
+runs, and numba's record of whether this process compiled its kernels or loaded them from disk.
 
 ``digests()`` runs gf at widths 2–7 on the three-point data, gd on it, gf through `simulate` on
 the default data and one gd run on the BLAS path, and hashes every array (sha256 of the float64
 bytes, first 24 hex digits). ``cache_counts()`` sums numba's own per-kernel counters
 (``Dispatcher.stats``): a miss is a kernel signature compiled here, a hit one loaded from disk.
 
-``python -m devtools.same_bits --write FILE`` runs the kernels' warm-up and the probe and
+``python -m dynamics.same_bits --write FILE`` runs the kernels' warm-up and the probe and
 writes {package, cache_dir, nbi_before, nbi_after, hits, misses, digests} as JSON:
 scripts/test.sh runs it as its warm-up, so the suite's first (cold) compilation is also
 tests/test_determinism.py's cold process, instead of compiling every kernel twice.
@@ -34,9 +34,9 @@ def _digest(*arrays: np.ndarray) -> str:
 
 def digests() -> dict[str, str]:
     """Digests of the probe's runs, by name (19 entries)."""
-    from dynamics.config import Config
-    from dynamics.kernels import GDStepper, GFStepper, Problem
-    from dynamics.simulate import simulate
+    from .config import Config
+    from .kernels import GDStepper, GFStepper, Problem
+    from .simulate import simulate
 
     out: dict[str, str] = {}
     x = np.array([-0.75, -0.5, 0.125])
@@ -70,7 +70,7 @@ def cache_counts() -> tuple[int, int]:
     this process: signatures loaded from the cache, and signatures compiled here."""
     from numba.core.registry import CPUDispatcher
 
-    import dynamics.kernels as kernels
+    from . import kernels
 
     seen: set[int] = set()
     hits = misses = 0
@@ -96,14 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
     before = _index_files(cache_dir)
     if not args.no_warmup:
-        from dynamics.warmup import warm_kernels
+        from .warmup import warm_kernels
 
         warm_kernels()
     out = digests()
     hits, misses = cache_counts()
-    import dynamics
-
-    record = {"package": str(Path(dynamics.__file__).parent), "cache_dir": cache_dir,
+    record = {"package": str(Path(__file__).resolve().parent), "cache_dir": cache_dir,
               "nbi_before": before, "nbi_after": _index_files(cache_dir),
               "hits": hits, "misses": misses, "digests": out}
     tmp = args.write.with_name(args.write.name + ".part")
