@@ -16,9 +16,13 @@ def test_explorer_upload(streamlit_server, page, screenshot_dir):
     uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
     uploader.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv",
                                      "buffer": b"x1,x2,y\n1,2,1\n3,oops,-1\n"}])
+    # beside the uploader, and above the figure it kept (greyed); waited for, not sampled
+    # after the first idle moment: on a loaded machine the upload's rerun can start later
+    # than the idle wait's settling time (then it read 0 alerts)
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="cannot be used")
+    alert.first.wait_for(state="visible", timeout=120_000)
     wait_for_streamlit_idle(page, timeout=120)
-    assert page.locator('[data-testid="stAlert"]').filter(  # beside the uploader, and above
-        has_text="cannot be used").count() >= 1              # the figure it kept (greyed)
+    assert alert.count() >= 1
     assert page.locator('[data-testid="stException"]').count() == 0
     uploader.set_input_files(files=[{"name": "example_points.csv", "mimeType": "text/csv",
                                      "buffer": example_csv()}])
