@@ -4,6 +4,7 @@ artifacts/screenshots/."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -80,10 +81,17 @@ def test_link_parameter_names_are_shown_as_text(streamlit_server, page):
     """A link whose parameter names are Markdown: the warning shows them as text; no
     link or image is made from them and no request leaves for their hosts."""
     requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
-    page.goto(f"{streamlit_server}/?[Session expired - click here](https://evil.example/login)=1"
-              "&![x](http://127.0.0.1:9/t.png)=1")
-    wait_for_streamlit_idle(page, timeout=180)
+
+    def on_request(r: Any) -> None:
+        requests.append(r.url)
+
+    page.on("request", on_request)
+    try:  # the worker's tab goes on to the next test: the listener goes with this one
+        page.goto(f"{streamlit_server}/?[Session expired - click here]"
+                  "(https://evil.example/login)=1&![x](http://127.0.0.1:9/t.png)=1")
+        wait_for_streamlit_idle(page, timeout=180)
+    finally:
+        page.remove_listener("request", on_request)
     exc = page.locator('[data-testid="stException"]')
     assert exc.count() == 0, exc.first.inner_text()
     assert page.locator('[data-testid="stAlert"]').filter(has_text="Session expired").count()

@@ -125,8 +125,22 @@ def test_tour(streamlit_server, context_of, screenshot_dir, path, presenter, wid
                                                       streamlit_server, path):
             errors.append(f"console: {m.text} ({m.location.get('url')})")
 
+    def on_error(e: Any) -> None:
+        errors.append(f"page error: {e}")
+
     page.on("console", on_console)
-    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    page.on("pageerror", on_error)
+    try:  # the worker's tab goes on to the next test: its listeners go with this one
+        _visit(page, streamlit_server, screenshot_dir, path, presenter, width, height)
+    finally:
+        page.remove_listener("console", on_console)
+        page.remove_listener("pageerror", on_error)
+    assert errors == []
+
+
+def _visit(page: Any, streamlit_server: str, screenshot_dir: Any, path: str, presenter: bool,
+           width: int, height: int) -> None:
+    """Open the page and check everything at once (see the module docstring)."""
     page.goto(_url(streamlit_server, path, presenter))
     wait_for_streamlit_idle(page, timeout=300)  # players drawn at their final size included
     _no_exception(page)
@@ -157,4 +171,3 @@ def test_tour(streamlit_server, context_of, screenshot_dir, path, presenter, wid
             timeout=120_000)
         wait_for_streamlit_idle(page, timeout=120)
         assert page.evaluate(SIDEBAR_VISIBLE_JS) and "view.presenter" not in page.url
-    assert errors == []
