@@ -17,6 +17,7 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO_ROOT"
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
+echo "[test] set up in ${SECONDS} s" >&2
 
 # One numba cache for the checkout, its installed copy (tests/test_install.py) and every server
 # the tests start: the kernels are keyed by their sources' hash there, not by their path.
@@ -40,6 +41,7 @@ mypy_rc=0
 .venv/bin/python -m mypy dynamics || mypy_rc=$?
 
 wait "$warm_pid" || echo "[test] the kernels' warm-up failed; the suite compiles them" >&2
+echo "[test] lint, types and the kernels' warm-up done at ${SECONDS} s" >&2
 
 if [[ $# -eq 0 ]]; then
   set -- -m "not slow"
@@ -51,6 +53,7 @@ done
 
 .venv/bin/python -m pytest -p no:cacheprovider --durations=15 "${workers[@]}" "$@"
 rc=$?
+echo "[test] pytest done at ${SECONDS} s" >&2
 if [[ $rc -eq 5 ]]; then
   echo "[test] pytest collected no tests: treating as failure" >&2
   exit 1

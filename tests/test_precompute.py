@@ -139,7 +139,9 @@ def test_the_2d_sweep_finds_every_local_extremum_of_a_dense_scan(gamma: float) -
     b = rng.choice([-1.0, 1.0], 400) / 400
     ex = theory.extremal_vectors(X, b, gamma)
     th = np.linspace(-np.pi, np.pi, 400001)[:-1]
-    G = theory.G_value(np.c_[np.cos(th), np.sin(th)], X, b, gamma)
+    D = np.c_[np.cos(th), np.sin(th)]  # G row by row, in blocks: all at once is 4 GB of temps
+    G = np.concatenate([theory.G_value(D[i:i + 20_000], X, b, gamma)
+                        for i in range(0, len(D), 20_000)])
     left, right = np.roll(G, 1), np.roll(G, -1)
     # strict grid extrema; a grid step is 1.6e-5 rad, far below the spacing of the kinks here
     grid_max = th[(G > left) & (G > right)]
