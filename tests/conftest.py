@@ -16,7 +16,9 @@ also provided as the ``streamlit_idle`` fixture. AppTest helpers: ``devtools.app
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         else:
             item.add_marker(pytest.mark.fast)
     items.sort(key=lambda it: it.path not in long_files)  # stable: file order kept within
+
+
+_TIMELINE = os.environ.get("EAE_TEST_TIMELINE", "")  # a file: one JSON line per test phase
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """With EAE_TEST_TIMELINE=FILE, each test's (worker, id, start, end, CPU-s of the worker
+    process) is appended to FILE: where the suite's wall time goes, worker by worker."""
+    if not _TIMELINE:
+        return (yield)
+    t0, c0 = time.time(), time.process_time()
+    try:
+        return (yield)
+    finally:
+        line = json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                           "test": item.nodeid, "start": t0, "end": time.time(),
+                           "cpu": time.process_time() - c0})
+        with open(_TIMELINE, "a") as f:
+            f.write(line + "\n")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
