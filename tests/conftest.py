@@ -82,7 +82,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """With xdist workers, compile (or load) every kernel once in the controller before they
     start, so the workers and the server load them from numba's cache instead of each
-    compiling them at the same time (an empty cache under `.ci/run`)."""
+    compiling them at the same time (an empty cache under `.ci/run`). Not when scripts/test.sh's
+    warm-up has just done so (its record, EAE_COLD_BITS, is written once it has finished)."""
+    record = os.environ.get("EAE_COLD_BITS", "")
+    if record and os.path.isfile(record) and os.path.getsize(record) > 0:
+        return
     if getattr(session.config, "workerinput", None) is None and \
             session.config.getoption("dist", "no") != "no":
         from dynamics.warmup import warm_kernels
