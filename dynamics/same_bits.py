@@ -90,15 +90,12 @@ def _index_files(cache_dir: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, required=True, help="the JSON record's path")
-    parser.add_argument("--no-warmup", action="store_true",
-                        help="the probe only (not the dashboard's warm-up runs)")
     args = parser.parse_args(argv)
     cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
     before = _index_files(cache_dir)
-    if not args.no_warmup:
-        from .warmup import warm_kernels
+    from .warmup import warm_kernels
 
-        warm_kernels()
+    warm_kernels()
     out = digests()
     hits, misses = cache_counts()
     record = {"package": str(Path(__file__).resolve().parent), "cache_dir": cache_dir,

@@ -59,7 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda it: it.path not in long_files)  # stable: file order kept within
 
 
-_TIMELINE = os.environ.get("EAE_TEST_TIMELINE", "")  # a file: one JSON line per test phase
+_TIMELINE = os.environ.get("EAE_TEST_TIMELINE", "")  # a file: one JSON line per test
 
 
 @pytest.hookimpl(wrapper=True)
@@ -269,12 +269,9 @@ def context_of(_tab: _Tab) -> Iterator[Callable[[int, int], Any]]:
     """Factory: the worker's tab (`_Tab`) at the given viewport (device scale 1, 60 s
     default timeout), given back at the end of the test. One page per test: asking again
     resizes the same tab."""
-    taken = []
 
     def make(width: int, height: int) -> Any:
-        taken.append(True)
         return _tab.take(width, height, 60_000)
 
     yield make
-    if taken:
-        _tab.give_back()
+    _tab.give_back()

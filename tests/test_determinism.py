@@ -30,7 +30,7 @@ from tests.test_core import random_problem
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _probe(cache: Path, record: Path) -> dict:
+def run_probe(cache: Path, record: Path) -> dict:
     """Run the warm-up and the probe in a fresh process over `cache`; its record."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-m", "dynamics.same_bits", "--write", str(record)],
@@ -55,7 +55,7 @@ def _cold_record(tmp_path: Path) -> tuple[dict, Path]:
         if _is_cold(record) and record["cache_dir"] == suite_cache:
             return record, Path(suite_cache)
     cache = tmp_path / "numba_cache"
-    record = _probe(cache, tmp_path / "cold.json")
+    record = run_probe(cache, tmp_path / "cold.json")
     assert _is_cold(record), record
     return record, cache
 
@@ -63,7 +63,7 @@ def _cold_record(tmp_path: Path) -> tuple[dict, Path]:
 @pytest.mark.heavy
 def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) -> None:
     cold, cache = _cold_record(tmp_path)  # compiled every kernel from scratch
-    warm = _probe(cache, tmp_path / "warm.json")  # loads every kernel from that cache
+    warm = run_probe(cache, tmp_path / "warm.json")  # loads every kernel from that cache
     assert warm["misses"] == 0 and warm["hits"] > 0, \
         f"the warm process compiled {warm['misses']} kernel signatures instead of loading"
     assert len(warm["digests"]) == 6 + 6 + 6 + 1

@@ -26,6 +26,7 @@ import pytest
 
 from devtools.server import StreamlitServer
 from dynamics.same_bits import digests
+from tests.test_determinism import run_probe
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dynamics", "viz", "ui", "app_pages")
@@ -149,11 +150,7 @@ def test_installed_copy_loads_the_kernels_the_checkout_compiled(installed: Insta
     cache = os.environ.get("NUMBA_CACHE_DIR", "")
     if not cache:
         cache = str(tmp_path / "numba")
-        fill = subprocess.run([sys.executable, "-m", "dynamics.same_bits", "--write",
-                               str(tmp_path / "checkout.json")], cwd=REPO_ROOT,
-                              env=dict(os.environ, NUMBA_CACHE_DIR=cache), capture_output=True,
-                              text=True, timeout=300, stdin=subprocess.DEVNULL)
-        assert fill.returncode == 0, fill.stderr[-2000:]
+        run_probe(Path(cache), tmp_path / "checkout.json")  # the checkout fills it
     record = installed.workdir / "installed.json"
     env = dict(installed.env(), NUMBA_CACHE_DIR=cache)
     r = subprocess.run([str(installed.python), "-m", "dynamics.same_bits", "--write",
