@@ -179,7 +179,17 @@ def test_phase_times_builtin_sweep_is_small_and_consistent(tmp_path):
 
 
 def _with(upd):
-    return lambda cfg: simulate(cfg.with_updates(upd))
+    """A claim's `run` with its runs moved to `upd`'s integrator; the GD ladder of the
+    flow-limit claim (`flow_step`: configs already GD, each at its own step and step bound)
+    runs as it is, since its step is what that claim derives."""
+    def run(cfg):
+        if cfg.integrator.method == "gd":
+            return simulate(cfg)
+        u = dict(upd)
+        if u["integrator.method"] == "gd":
+            u["integrator.max_steps"] = round(cfg.integrator.t_end / u["integrator.lr"]) + 1
+        return simulate(cfg.with_updates(u))
+    return run
 
 
 def test_integrator_independence_fast():
