@@ -40,6 +40,7 @@ os.environ.setdefault("EAE_PREFETCH", "0")
 # --------------------------------------------------------------------------------------
 LONG_MARKERS = ("slow", "browser", "server", "install", "heavy")  # what the fast loop leaves out
 SERVER_FIXTURES = {"start_streamlit", "streamlit_server"}  # a test using one is `server`
+CLUSTER_FIXTURES = {"local_client"}  # a Dask cluster of worker processes: `heavy`
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -50,8 +51,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     many short ones fill the workers' ends."""
     long_files = set()
     for item in items:
-        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if SERVER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.server)
+        if CLUSTER_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.heavy)
         if any(item.get_closest_marker(m) for m in LONG_MARKERS):
             long_files.add(item.path)
         else:

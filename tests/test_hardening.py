@@ -267,6 +267,7 @@ PARSE_BUDGET = 1.5 * RAW  # parsing: the array plus small temporaries (measured 
 TOTAL_BUDGET = 2.75 * RAW  # ... plus key, JSON and a second config read back (measured 2.3 ×)
 
 
+@pytest.mark.heavy
 def test_largest_upload_stays_an_array_within_a_memory_budget(tmp_path: Path) -> None:
     X = np.zeros((20_000, 1_024))
     y = np.where(np.arange(20_000) % 2, 1.0, -1.0)

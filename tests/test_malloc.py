@@ -48,6 +48,7 @@ def _freed_mb(tune: bool) -> float:
     return float(out.stdout.strip())
 
 
+@pytest.mark.heavy
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
 def test_freed_large_blocks_leave_the_process_once_tuned() -> None:
     untuned, tuned = _freed_mb(False), _freed_mb(True)

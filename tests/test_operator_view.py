@@ -50,6 +50,7 @@ def test_operators_see_counters_paths_and_the_clear_button(
     assert "EAE_MAX_WIDTH" in _all_text(at)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("setting,dashboard", [("", False), ("loopback", True)])
 def test_the_dask_dashboard_is_off_or_on_loopback(monkeypatch: pytest.MonkeyPatch,
                                                   setting: str, dashboard: bool) -> None:

@@ -63,6 +63,7 @@ def _child(phase: str, n: int, d: int, m: int = 50) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("n,d", [(20000, 8), (20000, 2), (20000, 1024)])
 def test_the_auto_end_time_at_the_point_limit_stays_small(n: int, d: int) -> None:
     """The issue's link ?data.kind=teacher&data.n=20000&data.d=8 took a server to 15.5 GB: the
@@ -113,6 +114,7 @@ def test_every_plan_up_to_the_limits_fits_its_budget() -> None:
     assert theory.plan_search(20000, 8, 2e8).sampled
 
 
+@pytest.mark.heavy
 def test_the_sampled_growth_rate_matches_the_whole_data() -> None:
     """At n = 20,000 the auto time's rate comes from a sample of about 2,000 points; against a
     search over all the points (a budget 10× larger) it agrees within 5 %: the estimate of
@@ -162,6 +164,7 @@ def test_the_auto_time_is_remembered_by_config() -> None:
     assert timescales.auto_time(Config.from_json(cfg.to_json())) is first
 
 
+@pytest.mark.heavy
 def test_the_bench_section_measures_and_renders() -> None:
     """`python -m bench precompute` (one small size, no "before" here: see bench/REPORT.md)."""
     from bench.precompute import precompute_lines, precompute_section

@@ -32,7 +32,10 @@ def test_claims_fast_versions_slow(paper):
     assert not failed, failed
 
 
+# the full sizes: Chistikov's and Boursier's took more than the suite's 600 s per test on two
+# cores (both were stopped by pytest-timeout there), so these have a bound of their own
 @pytest.mark.slow
+@pytest.mark.timeout(2400)
 @pytest.mark.parametrize("paper", list(papers.PAPERS))
 def test_claims_full(paper, tmp_path):
     """The full claims as `python -m dynamics reproduce --full` checks them: a paper's
