@@ -81,9 +81,7 @@ def _issue(**kw):
     module's runs are shared)."""
     cfg = wang_ma.config(**{**ISSUE, **kw}).with_updates(
         {"seed": 11, "model.width": 150, "integrator.rtol": 1e-6})
-    if kw.get("method") == "gd":
-        cfg = cfg.with_updates({"integrator.max_steps": round(ISSUE["t_end"] / kw["lr"]) + 1})
-    return cfg
+    return wang_ma.gd_at(cfg, kw["lr"]) if kw.get("method") == "gd" else cfg
 
 
 @pytest.fixture(scope="module")
@@ -185,10 +183,9 @@ def _with(upd):
     def run(cfg):
         if cfg.integrator.method == "gd":
             return simulate(cfg)
-        u = dict(upd)
-        if u["integrator.method"] == "gd":
-            u["integrator.max_steps"] = round(cfg.integrator.t_end / u["integrator.lr"]) + 1
-        return simulate(cfg.with_updates(u))
+        if upd["integrator.method"] == "gd":
+            return simulate(wang_ma.gd_at(cfg, upd["integrator.lr"]))
+        return simulate(cfg.with_updates(upd))
     return run
 
 

@@ -318,6 +318,13 @@ def _moved(a: dict[str, float], b: dict[str, float]) -> float:
     return out
 
 
+def gd_at(config: Config, eta: float) -> Config:
+    """`config` under GD at step η with the step bound that reaches its t_end: max_steps =
+    round(t_end/η) + 1 (raises ConfigError past the server's step limit, EAE_MAX_STEPS)."""
+    return config.with_updates({"integrator.method": "gd", "integrator.lr": eta,
+                                "integrator.max_steps": round(config.integrator.t_end / eta) + 1})
+
+
 def flow_step(flow: Trajectory, run: Run, eta0: float = ETA0, tol: float = FLOW_TOL,
               max_halvings: int = 6) -> tuple[float | None, list[tuple[float, Trajectory]]]:
     """The GD step in the flow limit for `flow`'s config, derived from the runs: GD at eta0,
@@ -329,9 +336,7 @@ def flow_step(flow: Trajectory, run: Run, eta0: float = ETA0, tol: float = FLOW_
     prev: dict[str, float] | None = None
     for _ in range(max_halvings + 1):
         try:  # the server's step limit (EAE_MAX_STEPS) ends the halving: no flow limit found
-            cfg = flow.config.with_updates({
-                "integrator.method": "gd", "integrator.lr": eta,
-                "integrator.max_steps": round(flow.config.integrator.t_end / eta) + 1})
+            cfg = gd_at(flow.config, eta)
         except ConfigError:
             return None, runs
         tr = run(cfg)
