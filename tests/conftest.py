@@ -66,19 +66,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _TIMELINE = os.environ.get("EAE_TEST_TIMELINE", "")  # a file: one JSON line per test
 
 
+def _children_cpu() -> float:
+    """CPU-s of this process's descendants (Streamlit servers, Chromium, Dask workers,
+    subprocesses): the live ones' own and reaped children's time, plus the children this
+    process reaped. Linux /proc; for the timeline only."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = int(fields[1])
+        cpu[int(pid)] = sum(int(v) for v in fields[11:15]) / tick
+    me, total = os.getpid(), 0.0
+    for pid in parent:
+        p = parent[pid]
+        while p > 1 and p != me:
+            p = parent.get(p, 0)
+        if p == me:
+            total += cpu[pid]
+    own = Path(f"/proc/{me}/stat").read_text().rsplit(")", 1)[1].split()
+    return total + sum(int(v) for v in own[13:15]) / tick
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """With EAE_TEST_TIMELINE=FILE, each test's (worker, id, start, end, CPU-s of the worker
     process) is appended to FILE: where the suite's wall time goes, worker by worker."""
     if not _TIMELINE:
         return (yield)
-    t0, c0 = time.time(), time.process_time()
+    t0, c0, k0 = time.time(), time.process_time(), _children_cpu()
     try:
         return (yield)
     finally:
         line = json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
                            "test": item.nodeid, "start": t0, "end": time.time(),
-                           "cpu": time.process_time() - c0})
+                           "cpu": time.process_time() - c0, "children": _children_cpu() - k0})
         with open(_TIMELINE, "a") as f:
             f.write(line + "\n")
 
