@@ -46,9 +46,9 @@ def _claims_table(df: pd.DataFrame) -> None:
 
 
 def _full_checks(paper: str) -> None:
-    """The paper's claims on its own presets (fast versions), through the service."""
+    """The paper's claims on its own presets (quick versions), through the service."""
     key = f"{PREFIX}.claims.{paper}"
-    st.markdown("**Claims on the paper's presets** (fast versions, all runs through the "
+    st.markdown("**Claims on the paper's presets** (quick versions, all runs through the "
                 "cached service)")
     if st.button("Check the claims", key=f"{PREFIX}.check.{paper}", icon=":material/checklist:",
                  type="primary" if key not in st.session_state else "secondary"):
@@ -64,7 +64,7 @@ def _full_checks(paper: str) -> None:
             return service.run(cfg)
 
         try:
-            claims = PAPERS[paper].check(fast=True, run=run)
+            claims = PAPERS[paper].check(quick=True, run=run)
         except Exception as e:  # a failed check is a message, not a stack trace
             status.update(label="The check failed", state="error")
             st.error(f"The claims could not be checked: {type(e).__name__}: {e}")

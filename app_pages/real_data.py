@@ -32,7 +32,7 @@ from ui.view import TimeAxis, View, field_options, page_view
 P = "rd"
 FIG_KEY = "real_data_figure"
 # Min et al.'s digits 0 vs 1 preset (all images, their Figure 5), to t = 2 for a first look
-DEFAULT = digits_config(fast=False).with_updates({"integrator.t_end": 2.0})
+DEFAULT = digits_config(quick=False).with_updates({"integrator.t_end": 2.0})
 # settings this page edits (URL keys); everything else stays at DEFAULT
 PATHS = ("data.classes", "data.n_per_class", "data.centre", "model.width", "model.gamma",
          "init.scheme", "init.scale", "loss.kind", "loss.reduction", "integrator.method",

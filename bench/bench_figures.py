@@ -60,7 +60,7 @@ def _cases() -> list[tuple[str, Callable[[], tuple[Any, ...]], Callable[..., Any
 
     out.append(("Compare default", two, compare_figure))
     out.append(("Real data default",
-                lambda: run(digits_config(fast=False).with_updates({"integrator.t_end": 2.0})),
+                lambda: run(digits_config(quick=False).with_updates({"integrator.t_end": 2.0})),
                 real_data_figure))
     return out
 

@@ -132,7 +132,7 @@ def test_extremal_and_ols_claims_fail_on_other_data():
     assert boursier.check_extremal(ex2).passed is False
 
 
-def test_integrator_independence_fast(fit):
+def test_integrator_independence_quick(fit):
     """Trap and leaky escape (m = 200, seed 0) under gf and GD at two steps: same verdicts."""
     verdicts = []
     for upd in ({"integrator.method": "gf"}, {"integrator.lr": 2e-3}, {"integrator.lr": 1e-3}):
@@ -179,7 +179,7 @@ def test_trap_sweep_is_owned_by_the_paper():
     assert {"trapped", "ols_loss"} <= {s.name for s in boursier.PAPER.summaries}
 
 
-def test_boursier_trap_and_leaky_escape_fast():
+def test_boursier_trap_and_leaky_escape_quick():
     """One seed each at m = 200 (3 s each): the balanced ReLU run sits at the computed OLS loss;
     the leaky one leaves it. The OLS loss is computed, never typed."""
     cfg = boursier.config("balanced", 0, 600.0, 200)

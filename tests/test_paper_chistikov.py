@@ -34,7 +34,7 @@ def test_exact_bootstrap_matches_resampling():
     assert not ch.cell_stats(vals, 50 * vals.max())["inside"]
 
 
-def _table(scale: float = 1.0, slope: float = 1.0, fast: bool = True) -> ch.Table1:
+def _table(scale: float = 1.0, slope: float = 1.0, quick: bool = True) -> ch.Table1:
     """A synthetic Table 1 around the published values: per seed a log-normal factor (the
     heavy tail) times published × scale, scaling as λ^slope from 4⁻⁵."""
     rng = np.random.default_rng(0)
@@ -42,7 +42,7 @@ def _table(scale: float = 1.0, slope: float = 1.0, fast: bool = True) -> ch.Tabl
     f = np.exp(rng.normal(0.0, 1.2, (len(ds), len(seeds))))
     angles = {(d, k): tuple(scale * ch.TABLE1_MAX_ANGLE[(-5, d)] * 4.0 ** (slope * (k + 5))
                             * f[i]) for i, d in enumerate(ds) for k in ks}
-    return ch.Table1(angles, seeds, "synthetic", fast)
+    return ch.Table1(angles, seeds, "synthetic", quick)
 
 
 def test_table1_claims_pass_and_fail():
@@ -50,8 +50,8 @@ def test_table1_claims_pass_and_fail():
     assert all(c.passed for c in good.values()), good
     assert set(good) == {"chistikov.table1[d=4]", "chistikov.table1[d=16]",
                          "chistikov.angle_scaling[d=4]", "chistikov.angle_scaling[d=16]"}
-    assert "wide" in good["chistikov.table1[d=4]"].details  # the fast form says so
-    assert "wide" not in ch.table1_claims(_table(fast=False))[0].details
+    assert "wide" in good["chistikov.table1[d=4]"].details  # the quick form says so
+    assert "wide" not in ch.table1_claims(_table(quick=False))[0].details
     # angles 20× too large: the published medians fall outside the central 90 %
     big = {c.name: c for c in ch.table1_claims(_table(scale=20.0))}
     assert big["chistikov.table1[d=16]"].passed is False
@@ -157,8 +157,8 @@ def test_verdicts_agree_between_gf_and_gd_small():
 
 
 @pytest.mark.slow
-def test_verdicts_agree_between_gf_and_gd_fast_claims():
-    """The fast claims whole (Table 1 fast grid, alignment, limit at t = 3·10⁴) under gf and
+def test_verdicts_agree_between_gf_and_gd_quick_claims():
+    """The quick claims whole (Table 1 quick grid, alignment, limit at t = 3·10⁴) under gf and
     GD at two step sizes: the same verdicts."""
     verdicts = {name: [(c.name.split("[")[0], c.verdict) for c in ch.claims(True, run)]
                 for name, run in INTEGRATORS.items()}

@@ -222,7 +222,7 @@ def test_analysis_draws_the_bound_only_inside_the_theorem():
     assert any(m.name == "Min et al. T bound" and m.source == "predicted" for m in an.markers)
 
 
-def test_min_claims_fast():
+def test_min_claims_quick():
     from dynamics import papers
 
     calls = []
@@ -231,7 +231,7 @@ def test_min_claims_fast():
         calls.append(cfg.cache_key())
         return simulate(cfg)
 
-    claims = papers.check_claims("min", fast=True, run=run)
+    claims = papers.check_claims("min", quick=True, run=run)
     assert len(calls) >= 4
     failed = [c.name for c in claims if c.passed is False]
     assert not failed, failed

@@ -36,8 +36,8 @@ def short():
 
 
 @pytest.mark.heavy
-def test_claims_fast_pass_with_fields_filled():
-    claims = papers.check_claims("wang_ma", fast=True)
+def test_claims_quick_pass_with_fields_filled():
+    claims = papers.check_claims("wang_ma", quick=True)
     assert [c.name for c in claims] == ["wang_ma.four_phases[four_phases]",
                                         "wang_ma.reactivation[four_phases]",
                                         "wang_ma.flow_limit[four_phases]", "wang_ma.sweep"]
@@ -189,7 +189,7 @@ def _with(upd):
     return run
 
 
-def test_integrator_independence_fast():
+def test_integrator_independence_quick():
     """The per-run checks on the flow and on GD at two steps in its flow limit: same
     verdicts."""
     verdicts = []
@@ -222,7 +222,7 @@ def test_preset_is_the_papers_setting():
     assert wm.loss.kind == "exponential" and wm.init.output_norm == "sqrt_m"
 
 
-def test_wang_ma_four_phases_in_order_fast():
+def test_wang_ma_four_phases_in_order_quick():
     tr = simulate(wang_ma.config(t_end=1000.0))
     ph, counts, summary = phases.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"

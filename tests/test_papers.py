@@ -18,8 +18,8 @@ from dynamics.papers import PAPERS, Paper, Published, Section, StudySection
 from dynamics.phases import DEFAULT_RULES
 from dynamics.simulate import simulate
 
-PRESETS = [(k, name, fast) for k, p in PAPERS.items() for fast in (True, False)
-           for name in p.presets(fast)]
+PRESETS = [(k, name, quick) for k, p in PAPERS.items() for quick in (True, False)
+           for name in p.presets(quick)]
 
 
 def test_registry_discovers_every_paper_module_in_order():
@@ -44,8 +44,8 @@ def test_every_paper_fills_the_interface(key):
     assert p.title and p.short and p.text and p.numbers
     for name, num in p.numbers.items():  # published numbers are typed, with their source
         assert isinstance(num, Published) and num.source, name
-    for fast in (True, False):
-        pre = p.presets(fast)
+    for quick in (True, False):
+        pre = p.presets(quick)
         assert pre and all(isinstance(c, Config) for c in pre.values())
         assert all(p.applies_to(c) for c in pre.values())  # a paper applies to its presets
     for sc in p.showcases:  # the Overview's buttons open existing presets
@@ -91,19 +91,19 @@ def test_summaries_are_owned_once():
     assert list(sweeps.BUILTINS) == owners
 
 
-@pytest.mark.parametrize(("key", "name", "fast"), PRESETS)
-def test_every_preset_survives_a_link_a_lesson_and_open_in_explorer(key, name, fast):
+@pytest.mark.parametrize(("key", "name", "quick"), PRESETS)
+def test_every_preset_survives_a_link_a_lesson_and_open_in_explorer(key, name, quick):
     """No preset loses its data (or anything else) in a link: URL query → Config equals the
     preset; through the Explorer's binder (what "Open in Explorer" writes and the Explorer
     reads); and as a lesson scenario (the Explorer's link relative to the scenario)."""
     from ui.lesson import ExplorerView, base_config, scenarios
     from ui.state import explorer_binder
 
-    cfg = PAPERS[key].presets(fast)[name]
+    cfg = PAPERS[key].presets(quick)[name]
     assert from_query(cfg.to_query()) == cfg
     b = explorer_binder()
     assert b.parse(b.query(ExplorerView(), {"run": cfg})).configs["run"] == cfg
-    if fast:  # lessons use the fast presets
+    if quick:  # lessons use the quick presets
         sc = scenarios()[f"{key}.{name}"]
         view = ExplorerView(scenario=sc.key)
         assert base_config(view) == cfg

@@ -184,6 +184,6 @@ def test_the_estimate_puts_the_issues_links_over_the_threshold(link: dict, over:
     Explorer's default and the Real data page's digits run are not."""
     threshold = Limits().click_to_run_s
     assert (estimate_seconds(Config.from_dict(link)) > threshold) is over
-    digits = digits_config(fast=False).with_updates({"integrator.t_end": 2.0})
+    digits = digits_config(quick=False).with_updates({"integrator.t_end": 2.0})
     assert estimate_seconds(digits) < threshold
     assert describe_seconds(40.4) == "about 40 s" and describe_seconds(600) == "about 10 min"

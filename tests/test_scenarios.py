@@ -12,8 +12,8 @@ from dynamics.config import Config
 
 
 def test_presets_are_valid_and_cover_every_paper():
-    for fast in (True, False):
-        p = {k: paper.presets(fast) for k, paper in papers.PAPERS.items()}
+    for quick in (True, False):
+        p = {k: paper.presets(quick) for k, paper in papers.PAPERS.items()}
         assert list(p) == list(papers.PAPERS)
         for cfgs in p.values():
             assert cfgs and all(isinstance(c, Config) for c in cfgs.values())
@@ -26,8 +26,8 @@ def test_unknown_paper_is_an_error():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("paper", list(papers.PAPERS))
-def test_claims_fast_versions_slow(paper):
-    claims = papers.check_claims(paper, fast=True)
+def test_claims_quick_versions_slow(paper):
+    claims = papers.check_claims(paper, quick=True)
     failed = [(c.name, c.measured, c.expected) for c in claims if c.passed is False]
     assert not failed, failed
 
@@ -53,7 +53,7 @@ def test_report_writer(tmp_path, monkeypatch):
                          [{"seed": 0, "v": 1.5}], justification="because",
                          integrator="gf rtol 1e-06"),
             papers.Claim("x.z", "a picture", "3 of 4", "—", "—", None)]
-    monkeypatch.setattr(reproduce, "check_claims", lambda p, fast, run=None: fake)
+    monkeypatch.setattr(reproduce, "check_claims", lambda p, quick, run=None: fake)
     first = next(iter(papers.PAPERS))
     rc = reproduce.cli_main([first, "--out", str(tmp_path), "--serial"])
     assert rc == 0

@@ -48,7 +48,7 @@ class Scenario:
         return f"{self.paper}.{self.preset}"
 
     def config(self) -> Config:
-        """The preset's configuration (the fast version the pages run)."""
+        """The preset's configuration (the quick version the pages run)."""
         return PAPERS[self.paper].presets(True)[self.preset]
 
 

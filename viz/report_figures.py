@@ -34,9 +34,9 @@ DEFAULT_BROWSER = "/usr/bin/chromium"
 WIDTH, HEIGHT = 1000, 380
 
 
-def report_spec(paper: str, fast: bool = True) -> ReportFigure:
+def report_spec(paper: str, quick: bool = True) -> ReportFigure:
     """The paper's report figure: its run's Config and how to build the figure from it."""
-    return get_paper(paper).report_figure(fast)
+    return get_paper(paper).report_figure(quick)
 
 
 def report_figure(paper: str, traj: Trajectory, analysis: Analysis | None, *,

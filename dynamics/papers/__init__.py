@@ -66,9 +66,9 @@ def get_paper(key: str) -> Paper:
     return PAPERS[key]
 
 
-def check_claims(paper: str, fast: bool = True, run: Run | None = None) -> list[Claim]:
+def check_claims(paper: str, quick: bool = True, run: Run | None = None) -> list[Claim]:
     """Run a paper's presets (through `run`, default `simulate`) and check its claims."""
-    return get_paper(paper).check(fast, run)
+    return get_paper(paper).check(quick, run)
 
 
 def claims_for_run(traj: Trajectory, paper: str) -> list[Claim]:

@@ -75,13 +75,13 @@ def _flat(config: Config) -> dict[str, Any]:
 
 def run_name(presets: Callable[[bool], Mapping[str, Config]], config: Config) -> str:
     """The name a claim gives the run it got: the preset's name when `config` is one of the
-    paper's presets (fast or full form), else the nearest preset and what differs from it
+    paper's presets (quick or full form), else the nearest preset and what differs from it
     ("toy_2d, model.gamma = 0.2"), so a claim never calls itself by a preset it did not
     run."""
     best: tuple[int, str, list[str]] | None = None
     flat = _flat(config)
-    for fast in (True, False):
-        for name, c in presets(fast).items():
+    for quick in (True, False):
+        for name, c in presets(quick).items():
             if c == config:
                 return name
             ref = _flat(c)
@@ -197,7 +197,7 @@ class Comparison:
 class BuiltinSweep:
     """A built-in sweep: a paper's scaling claim as a picture. `build(quick)` gives the sweep
     spec as a dict (`dynamics.sweeps.Sweep.from_dict`). `prefetch_claims`: its points are
-    runs the paper's claims read (quick: the fast claims, full: the full ones), so
+    runs the paper's claims read (quick: the quick claims, full: the full ones), so
     ``python -m dynamics reproduce`` runs it on Dask first and the claims find the runs in
     the cache."""
 
@@ -327,12 +327,12 @@ class Paper:
     comparisons: Mapping[str, Comparison] = field(default_factory=dict)
     builtin_sweeps: tuple[BuiltinSweep, ...] = ()
     note: str = ""
-    # files `python -m dynamics reproduce` writes beside the report: (fast, run) → name → text
+    # files `python -m dynamics reproduce` writes beside the report: (quick, run) → name → text
     artifacts: Callable[[bool, Run], dict[str, str]] | None = None
 
-    def check(self, fast: bool = True, run: Run | None = None) -> list[Claim]:
+    def check(self, quick: bool = True, run: Run | None = None) -> list[Claim]:
         """Run the paper's presets (through `run`, default `simulate`) and check its claims."""
-        return self.claims(fast, run or default_run)
+        return self.claims(quick, run or default_run)
 
     def overlay(self, traj: Trajectory, rules: PhaseRules,
                 tolerances: Tolerances | None = None) -> PaperOverlay:

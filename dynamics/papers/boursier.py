@@ -84,10 +84,10 @@ def config(variant: str = "balanced", seed: int = 0, t_end: float = 1000.0,
         "record": {"frames": 100, "t_first": 0.02}, "seed": seed})
 
 
-def presets(fast: bool = True) -> dict[str, Config]:
+def presets(quick: bool = True) -> dict[str, Config]:
     """One run per variant: m = 200 to our t = 600 (their 300: past the escapes at their
-    t ≈ 100–135) when fast, else m = 2000 to our t = 4000 (their 2000, the reference runs')."""
-    return {f"three_point_{v}": config(v, 0, 600.0 if fast else 4000.0, 200 if fast else 2000)
+    t ≈ 100–135) when quick, else m = 2000 to our t = 4000 (their 2000, the reference runs')."""
+    return {f"three_point_{v}": config(v, 0, 600.0 if quick else 4000.0, 200 if quick else 2000)
             for v in VARIANTS}
 
 
@@ -308,18 +308,18 @@ def check_escape(variant: str, runs: list[Trajectory], fit: theory.OLSFit) -> Cl
         integrator=run_label(cfg)), fails)
 
 
-def claims(fast: bool, run: Run) -> list[Claim]:
+def claims(quick: bool, run: Run) -> list[Claim]:
     cfg0 = config("balanced", 0, 1000.0, 200)
     ds = build_dataset(cfg0)
     fit = theory.ols_fit(cfg0, ds)
     out = [check_extremal(theory.extremal_for_config(cfg0, ds)), check_ols(fit)]
-    P = presets(fast)
+    P = presets(quick)
     for variant in VARIANTS:
-        # fast: 3 seeds for the trap, 1 for each escape; the unbalanced escape needs the
+        # quick: 3 seeds for the trap, 1 for each escape; the unbalanced escape needs the
         # reference runs' width (m = 2000; with m = 200 it stays at OLS up to their t = 500)
-        seeds = range(5) if not fast else range(3 if variant == "balanced" else 1)
+        seeds = range(5) if not quick else range(3 if variant == "balanced" else 1)
         base = P[f"three_point_{variant}"]
-        if fast and variant == "unbalanced":
+        if quick and variant == "unbalanced":
             base = base.with_updates({"model.width": 2000})
         runs = [run(base.with_updates({"seed": s})) for s in seeds]
         out.append(check_trap(runs, fit) if variant == "balanced"
@@ -405,7 +405,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     return out
 
 
-def report_figure(fast: bool = True) -> ReportFigure:
+def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config("balanced", 0, 1000.0, 200), loss_and_series(
         "boursier", "max ‖w_j‖", lambda tr: {"max_norm": tr.frame_metrics["max_norm"]}))
 

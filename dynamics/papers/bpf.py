@@ -124,7 +124,7 @@ def config(scale: float = 1e-10, *, width: int = 100, t_end: float = 200.0,
     return cfg.with_updates(updates) if updates else cfg
 
 
-def presets(fast: bool = True) -> dict[str, Config]:
+def presets(quick: bool = True) -> dict[str, Config]:
     """The four-point data (the figures' run) and six generated orthogonal points in R⁸
     (seed 1: the negative group is the faster one there; to t = 300, past its second
     escape at t ≈ 150)."""
@@ -510,10 +510,10 @@ def limit_claim(traj: Trajectory, tol: float = 0.01) -> Claim:
         integrator=run_label(traj.config)), setting_failures(traj) + _covered(traj))
 
 
-def claims(fast: bool, run: Run) -> list[Claim]:
+def claims(quick: bool, run: Run) -> list[Claim]:
     """Each claim on both presets (the four axis points and the generated six)."""
     out = []
-    for cfg in presets(fast).values():
+    for cfg in presets(quick).values():
         tr = run(cfg)
         out += [alignment_claim(tr), saddle_claim(tr), limit_claim(tr)]
     return out
@@ -600,7 +600,7 @@ def norm_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | N
     return FigureSpec("Towards the minimum-variation-norm interpolator", (panel,))
 
 
-def report_figure(fast: bool = True) -> ReportFigure:
+def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config(), loss_and_series(
         "bpf", "variation norm", lambda tr: {"Σ|a_j|‖w_j‖": np.array(
             [variation_norm(tr, f) for f in range(tr.n_frames)])}))

@@ -112,7 +112,7 @@ def config(d: int, log4_lambda: int, seed: int, t_end: float = 300.0) -> Config:
         "record": {"frames": 60}, "seed": seed})
 
 
-def presets(fast: bool = True) -> dict[str, Config]:
+def presets(quick: bool = True) -> dict[str, Config]:
     return {"centred_d16_lambda4^-6": config(16, -6, 0),
             "centred_d4_lambda4^-6": config(4, -6, 0)}
 
@@ -138,9 +138,9 @@ CENTRAL = 0.90  # the central mass the published median must lie in
 SCALING_FROM = -5  # the small-λ regime of the scaling claim (Table 1: 4⁻⁴ → 4⁻⁵ is 2.7 at d=16)
 
 
-def table1_grid(fast: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """(d values, log4 λ values, seeds) of the Table 1 reproduction (fast: CI size)."""
-    if fast:
+def table1_grid(quick: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(d values, log4 λ values, seeds) of the Table 1 reproduction (quick: CI size)."""
+    if quick:
         return TABLE1_FAST_D, TABLE1_FAST_K, tuple(range(TABLE1_FAST_SEEDS))
     return TABLE1_D, TABLE1_K, tuple(range(TABLE1_SEEDS))
 
@@ -185,7 +185,7 @@ class Table1:
     angles: dict[tuple[int, int], tuple[float, ...]]
     seeds: tuple[int, ...]
     integrator: str
-    fast: bool
+    quick: bool
 
     @property
     def d_values(self) -> tuple[int, ...]:
@@ -212,7 +212,7 @@ class Table1:
 
     def to_json(self) -> str:
         return json.dumps({"seeds": list(self.seeds), "integrator": self.integrator,
-                           "fast": self.fast,
+                           "quick": self.quick,
                            "cells": [{"d": d, "log4_lambda": k, "angles": list(v)}
                                      for (d, k), v in sorted(self.angles.items())]},
                           indent=1)
@@ -223,20 +223,20 @@ class Table1:
         return cls(angles={(int(c["d"]), int(c["log4_lambda"])): tuple(map(float, c["angles"]))
                            for c in o["cells"]},
                    seeds=tuple(o["seeds"]), integrator=str(o["integrator"]),
-                   fast=bool(o["fast"]))
+                   quick=bool(o["quick"]))
 
 
-def table1_configs(fast: bool) -> list[Config]:
+def table1_configs(quick: bool) -> list[Config]:
     """Every run of the Table 1 reproduction (the built-in sweep computes the same ones)."""
-    ds, ks, seeds = table1_grid(fast)
+    ds, ks, seeds = table1_grid(quick)
     return [config(d, k, s) for d in ds for k in ks for s in seeds]
 
 
-def measure_table1(run: Run, fast: bool = True, *, ds: tuple[int, ...] | None = None,
+def measure_table1(run: Run, quick: bool = True, *, ds: tuple[int, ...] | None = None,
                    ks: tuple[int, ...] | None = None,
                    seeds: tuple[int, ...] | None = None) -> Table1:
     """Run (through `run`) every cell and seed of the grid and read the positive max angle."""
-    g_d, g_k, g_s = table1_grid(fast)
+    g_d, g_k, g_s = table1_grid(quick)
     ds, ks, seeds = ds or g_d, ks or g_k, seeds or g_s
     angles: dict[tuple[int, int], tuple[float, ...]] = {}
     labels: set[str] = set()
@@ -248,26 +248,26 @@ def measure_table1(run: Run, fast: bool = True, *, ds: tuple[int, ...] | None = 
                 labels.add(run_label(tr.config))
                 vals.append(positive_max_angle(tr))
             angles[(d, k)] = tuple(vals)
-    return Table1(angles, tuple(seeds), "; ".join(sorted(labels)), fast)
+    return Table1(angles, tuple(seeds), "; ".join(sorted(labels)), quick)
 
 
-def table1_file(fast: bool) -> str:
+def table1_file(quick: bool) -> str:
     """The name of the per-seed Table 1 file `python -m dynamics reproduce` writes."""
-    return f"chistikov_table1_{'fast' if fast else 'full'}.json"
+    return f"chistikov_table1_{'quick' if quick else 'full'}.json"
 
 
 def load_table1(directory: str | Path) -> Table1 | None:
     """The reproduction's per-seed Table 1 from `directory` (the full one when present, else
-    the fast one; None when neither was written)."""
-    for fast in (False, True):
-        p = Path(directory) / table1_file(fast)
+    the quick one; None when neither was written)."""
+    for quick in (False, True):
+        p = Path(directory) / table1_file(quick)
         if p.is_file():
             return Table1.from_json(p.read_text())
     return None
 
 
-def _artifacts(fast: bool, run: Run) -> dict[str, str]:
-    return {table1_file(fast): measure_table1(run, fast).to_json()}
+def _artifacts(quick: bool, run: Run) -> dict[str, str]:
+    return {table1_file(quick): measure_table1(run, quick).to_json()}
 
 
 def table1_claims(tab: Table1) -> list[Claim]:
@@ -278,7 +278,7 @@ def table1_claims(tab: Table1) -> list[Claim]:
     n = len(tab.seeds)
     wide = (f" Fast form: {n} seeds, so the interval is wide (it is the spread of the seeds "
             "themselves) and the check is weak; the full form uses "
-            f"{TABLE1_SEEDS} seeds." if tab.fast else "")
+            f"{TABLE1_SEEDS} seeds." if tab.quick else "")
     for d in tab.d_values:
         mine = [r for r in rows if r["d"] == d]
         out.append(Claim(
@@ -405,13 +405,13 @@ def limit_claims(long: Trajectory) -> list[Claim]:
               integrator=run_label(long.config)),)]
 
 
-def claims(fast: bool, run: Run) -> list[Claim]:
+def claims(quick: bool, run: Run) -> list[Claim]:
     """Table 1 as a distribution and its scaling; Lemmas 4–5 at λ = 4⁻¹⁰ (far enough below
     the sweep's values for Assumption 2's alignment phase to finish); the rank-1 limit."""
-    out = table1_claims(measure_table1(run, fast))
+    out = table1_claims(measure_table1(run, quick))
     cfg = config(16, -10, 0)
     out.append(alignment_claim(run(cfg)))
-    out += limit_claims(run(cfg.with_updates({"integrator.t_end": 3e4 if fast else 1e5})))
+    out += limit_claims(run(cfg.with_updates({"integrator.t_end": 3e4 if quick else 1e5})))
     return out
 
 
@@ -460,7 +460,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     return out
 
 
-def report_figure(fast: bool = True) -> ReportFigure:
+def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config(16, -6, 0), loss_and_series(
         "chistikov", "max angle (°)", lambda tr: {"max_angle": tr.frame_metrics["max_angle"]}))
 
@@ -496,10 +496,10 @@ def table1_spec(tab: Table1) -> FigureSpec:
                     "published 5-trial median (Table 1)", "negative", "diamond", 10,
                     hover=tuple(f"P(5-trial median ≥ it) = {r['p_ge']:.2f}" for r in mine),
                     group="pub"))))
-    size = "fast form: few seeds, wide intervals" if tab.fast else f"{n} seeds"
+    size = "quick form: few seeds, wide intervals" if tab.quick else f"{n} seeds"
     return FigureSpec(f"Table 1 as a distribution ({size}; {tab.integrator})", tuple(panels),
                       caption=("Fast form: a few seeds and small d, so the 90 % intervals are "
-                               "wide." if tab.fast else ""), shared_y=True)
+                               "wide." if tab.quick else ""), shared_y=True)
 
 
 def _load_table1_spec(directory: Path) -> FigureSpec | None:
@@ -567,7 +567,7 @@ def _sweep_max_angle(quick: bool) -> dict[str, Any]:
 
 
 def _sweep_table1(quick: bool) -> dict[str, Any]:
-    """Table 1's d ∈ {4, 16, 64} columns for λ = 4⁻⁴ … 4⁻⁸, 30 seeds (quick: the fast claim's
+    """Table 1's d ∈ {4, 16, 64} columns for λ = 4⁻⁴ … 4⁻⁸, 30 seeds (quick: the quick claim's
     grid). The points are exactly `table1_configs` (same cache keys), so the claim and the
     Papers page read the runs this sweep computed."""
     ds, ks, seeds = table1_grid(quick)
@@ -634,7 +634,7 @@ PAPER = Paper(
             "Table 1 as a distribution",
             "Every seed's final max angle, the simulated median with the central 90 % of "
             "5-trial medians, and the paper's 5-trial medians.",
-            _load_table1_spec, lambda run: table1_spec(measure_table1(run, fast=True)),
+            _load_table1_spec, lambda run: table1_spec(measure_table1(run, quick=True)),
             "Run the quick Table 1 grid",
             "No reproduction file in reports/ (`python -m dynamics reproduce chistikov "
             "--full` writes it). The quick grid is 48 runs, about half a minute the first "

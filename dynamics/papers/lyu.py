@@ -124,7 +124,7 @@ def config(*, t_end: float = 1e4, method: str = "gf", lr: float = 0.05, scale: f
     return cfg.with_updates(updates) if updates else cfg
 
 
-def presets(fast: bool = True) -> dict[str, Config]:
+def presets(quick: bool = True) -> dict[str, Config]:
     """The 2-D points (to t = 10⁴) and 10 generated points of R³ (to t = 10⁶). The late phase
     approaches q* like 1/ln t, at a pace set by the data: on these two runs the margin is
     within 1 % of q* by the end; other generated draws (e.g. 20 points of R⁵) are still 3–5 %
@@ -394,9 +394,9 @@ def limit_claim(traj: Trajectory) -> Claim:
         integrator=run_label(traj.config)), setting_failures(traj))
 
 
-def claims(fast: bool, run: Run) -> list[Claim]:
+def claims(quick: bool, run: Run) -> list[Claim]:
     out = []
-    for cfg in presets(fast).values():
+    for cfg in presets(quick).values():
         tr = run(cfg)
         out += [early_claim(tr), margin_claim(tr), limit_claim(tr)]
     return out
@@ -465,7 +465,7 @@ def margin_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec |
                       "classifier; then the margin creeps up to q* while it turns to w*.")
 
 
-def report_figure(fast: bool = True) -> ReportFigure:
+def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config(), loss_and_series(
         "lyu", "normalised margin", lambda tr: {"q(θ)": np.array(
             [normalised_margin(tr, f) for f in range(tr.n_frames)])}))

@@ -72,12 +72,12 @@ def toy_config(scale: float = 1e-20, **updates: Any) -> Config:
     return cfg.with_updates(updates) if updates else cfg
 
 
-def digits_config(fast: bool = True, *, first_layer_only: bool = False) -> Config:
-    """Their Figure 5 on scikit-learn's 8×8 digits 0 vs 1 (60 per class when fast, else all),
+def digits_config(quick: bool = True, *, first_layer_only: bool = False) -> Config:
+    """Their Figure 5 on scikit-learn's 8×8 digits 0 vs 1 (60 per class when quick, else all),
     m = 50, Gaussian start of std 1e-6, GD η = 2e-3 to t = 40 (20 000 iterations). With
     `first_layer_only` the output layer is frozen at a_j = ±1 (their Appendix A.5)."""
     d: dict[str, Any] = {
-        "data": {"kind": "digits", "classes": [0, 1], "n_per_class": 60 if fast else None},
+        "data": {"kind": "digits", "classes": [0, 1], "n_per_class": 60 if quick else None},
         "model": {"width": 50}, "loss": {"kind": "exponential", "reduction": "sum"},
         "init": {"scheme": "gaussian", "scale": 1e-6, "normalisation": "none"},
         "integrator": {"method": "gd", "lr": 2e-3, "t_end": 40.0},
@@ -89,11 +89,11 @@ def digits_config(fast: bool = True, *, first_layer_only: bool = False) -> Confi
     return Config.from_dict(d)
 
 
-def presets(fast: bool = True) -> dict[str, Config]:
-    """name → Config (the digits use 60 images per class when fast, all otherwise)."""
+def presets(quick: bool = True) -> dict[str, Config]:
+    """name → Config (the digits use 60 images per class when quick, all otherwise)."""
     return {"toy_2d": toy_config(), "toy_2d_alpha1e-6": toy_config(1e-6),
-            "digits_0v1": digits_config(fast),
-            "digits_first_layer_only": digits_config(fast, first_layer_only=True)}
+            "digits_0v1": digits_config(quick),
+            "digits_first_layer_only": digits_config(quick, first_layer_only=True)}
 
 
 # ----------------------------------------------------------------------------- claims
@@ -347,8 +347,8 @@ def first_layer_only_claim(tr: Trajectory, tr1: Trajectory) -> Claim:
         integrator=f"{run_label(tr.config)}; {run_label(tr1.config)}"), fails)
 
 
-def claims(fast: bool, run: Run) -> list[Claim]:
-    P = presets(fast)
+def claims(quick: bool, run: Run) -> list[Claim]:
+    P = presets(quick)
     tr20 = run(P["toy_2d"])
     tr6 = run(P["toy_2d_alpha1e-6"])
     tr = run(P["digits_0v1"])
@@ -428,8 +428,8 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     return out
 
 
-def report_figure(fast: bool = True) -> ReportFigure:
-    return ReportFigure(digits_config(fast), loss_and_series(
+def report_figure(quick: bool = True) -> ReportFigure:
+    return ReportFigure(digits_config(quick), loss_and_series(
         "min", "stable rank", lambda tr: {"stable_rank": tr.frame_metrics["stable_rank"]}))
 
 

@@ -86,7 +86,7 @@ def config(angle_deg: float = 17.19, scale: float = 1e-3, t_end: float = 2000.0,
         "record": {"frames": FRAMES, "t_first": t_end * 1e-6}})
 
 
-def presets(fast: bool = True) -> dict[str, Config]:
+def presets(quick: bool = True) -> dict[str, Config]:
     """The flow (the paper's setting) and GD at η = 5e-3, which leaves the flow limit."""
     return {"four_phases": config(), "four_phases_gd": config(method="gd")}
 
@@ -438,10 +438,10 @@ def sweep_row(tr: Trajectory) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- claims
-def claims(fast: bool, run: Run) -> list[Claim]:
+def claims(quick: bool, run: Run) -> list[Claim]:
     tr = run(config())
     out = [check_four_phases(tr), check_reactivation(tr), check_flow_limit(tr, run)]
-    grid = ([(17.19, 1e-3), (10.0, 1e-3), (30.0, 1e-3), (17.19, 1e-2)] if fast else
+    grid = ([(17.19, 1e-3), (10.0, 1e-3), (30.0, 1e-3), (17.19, 1e-2)] if quick else
             [(a, s) for a in (10.0, 17.19, 30.0, 45.0) for s in (1e-4, 1e-3, 1e-2)])
     rows = [sweep_row(tr if (a, s) == (17.19, 1e-3) else run(config(a, s))) for a, s in grid]
     out.append(check_sweep(rows, float(tr.t[-1])))
@@ -483,7 +483,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     return out
 
 
-def report_figure(fast: bool = True) -> ReportFigure:
+def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config(), loss_and_series("wang_ma", "neuron counts",
                                                   phases.wang_ma_counts))
 
