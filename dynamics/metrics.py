@@ -71,7 +71,7 @@ def max_mean_angle(W: np.ndarray, X: np.ndarray, mask: np.ndarray | None = None
     """Max and mean pairwise angle (degrees) among active neurons (optionally also within
     `mask`); 0 when fewer than two. The angles of ``angle_matrix`` (to ~1e-13 rad), computed
     a block of rows at a time in compiled code (``kernels.measure.angle_stats``): no (k, k)
-    matrix, which at every frame cost more than the integration (issue 16)."""
+    matrix (at every frame, building it would cost more than the integration)."""
     sel = active_mask(W, X) if mask is None else (active_mask(W, X) & mask)
     W = np.ascontiguousarray(W, dtype=float)
     amax, total, k = angle_stats(W, np.ascontiguousarray(sel, dtype=bool), np.empty(W.shape),
