@@ -27,7 +27,7 @@ from .sweeps import Clusters, builtin_sweep, run_sweep
 
 
 def prefetch(paper: str, quick: bool, *, n_workers: int | None = None) -> list[str]:
-    """Run the paper's `prefetch_claims` built-in sweeps on Dask (quick size when `quick`);
+    """Run the paper's `prefetch_claims` built-in sweeps on Dask (at their quick or full size);
     returns one line per sweep (points, time, workers) for the report."""
     def progress(done: int, total: int, row: dict[str, Any]) -> None:
         if done == total or done % max(total // 10, 1) == 0:
