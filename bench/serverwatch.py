@@ -4,7 +4,7 @@
 Memory is the sum of VmRSS (``/proc/<pid>/status``) over the server and its live descendants
 (e.g. Dask workers): pages shared between them are counted once per process, as `ps` does. CPU
 time is user + system seconds (``/proc/<pid>/stat``) of the same processes plus the children
-the server has already reaped (cutime, cstime). Both are Linux-only, as the benchmarks are.
+they have already reaped (cutime, cstime). Both are Linux-only, as the benchmarks are.
 """
 
 from __future__ import annotations
@@ -84,8 +84,9 @@ def cpu_s(pid: int, reaped: bool = False) -> float:
 
 
 def tree_cpu_s(pid: int) -> float:
-    """CPU seconds of `pid` (with its reaped children) and of its live descendants."""
-    return sum(cpu_s(p, reaped=(p == pid)) for p in process_tree(pid))
+    """CPU seconds of `pid` and of its live descendants, each with the children it has
+    reaped (a renderer that Chromium has waited for, a worker its nanny has)."""
+    return sum(cpu_s(p, reaped=True) for p in process_tree(pid))
 
 
 def threads(pid: int) -> int:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from bench.serverwatch import cpu_s, tree_cpu_s
 from devtools.browser import VIEWPORT, chromium_missing, launch_chromium, wait_for_streamlit_idle
 from devtools.server import REPO_ROOT, StreamlitServer
 
@@ -68,26 +69,9 @@ _TIMELINE = os.environ.get("EAE_TEST_TIMELINE", "")  # a file: one JSON line per
 
 def _children_cpu() -> float:
     """CPU-s of this process's descendants (Streamlit servers, Chromium, Dask workers,
-    subprocesses): the live ones' own and reaped children's time, plus the children this
-    process reaped. Linux /proc; for the timeline only."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent, cpu = {}, {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(pid)] = int(fields[1])
-        cpu[int(pid)] = sum(int(v) for v in fields[11:15]) / tick
-    me, total = os.getpid(), 0.0
-    for pid in parent:
-        p = parent[pid]
-        while p > 1 and p != me:
-            p = parent.get(p, 0)
-        if p == me:
-            total += cpu[pid]
-    own = Path(f"/proc/{me}/stat").read_text().rsplit(")", 1)[1].split()
-    return total + sum(int(v) for v in own[13:15]) / tick
+    subprocesses): `bench.serverwatch.tree_cpu_s` without this process's own time."""
+    me = os.getpid()
+    return tree_cpu_s(me) - cpu_s(me)  # the children this process reaped stay in
 
 
 @pytest.hookimpl(wrapper=True)

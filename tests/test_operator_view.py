@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.serverwatch import cpu_s, process_tree
 from devtools.protocol import ProtocolSession
 from devtools.server import REPO_ROOT, StreamlitServer
 from dynamics import sweeps as sw
@@ -75,29 +76,8 @@ def test_the_dask_dashboard_is_off_or_on_loopback(monkeypatch: pytest.MonkeyPatc
 
 
 def _children_cpu(pid: int) -> float:
-    """CPU seconds of every descendant process of `pid` (Linux /proc)."""
-    total = 0.0
-    todo = [pid]
-    seen = set()
-    while todo:
-        p = todo.pop()
-        kids: list[str] = []
-        for task in Path(f"/proc/{p}/task").glob("*"):  # children are listed per thread
-            try:
-                kids += (task / "children").read_text().split()
-            except OSError:
-                continue
-        for k in map(int, kids):
-            if k in seen:
-                continue
-            seen.add(k)
-            todo.append(k)
-            try:
-                fields = Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / 100.0
-            except (OSError, IndexError, ValueError):
-                pass
-    return total
+    """CPU seconds of the live descendants of `pid` (Linux /proc)."""
+    return sum(cpu_s(p) for p in process_tree(pid) if p != pid)
 
 
 @pytest.mark.server
