@@ -49,6 +49,18 @@ def estimate_seconds(config: Config) -> float:
     return evaluations(config) * per_eval + (PRE_RUN_S if d > 2 else 0.0)
 
 
+INTERPRETED_SLOWDOWN = 400.0  # the uncompiled kernels against the compiled ones (measured
+# 16–300× on the 2-core test machine: the default Explorer run 1.9 s against 6.4 ms estimated)
+PROVISIONAL_MAX_S = 4.0  # while the kernels compile, runs estimated at most this uncompiled
+# are computed at once (provisionally); the others wait for the compiler
+
+
+def interpreted_seconds(config: Config) -> float:
+    """Expected seconds of the run with the kernels uncompiled (`kernels.cache.call`, while a
+    server compiles them): INTERPRETED_SLOWDOWN × `estimate_seconds`."""
+    return INTERPRETED_SLOWDOWN * estimate_seconds(config)
+
+
 def describe_seconds(seconds: float) -> str:
     """'about 40 s', 'about 3 min', 'about 2 h' (two significant figures at most)."""
     if seconds < 90:

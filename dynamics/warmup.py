@@ -1,6 +1,8 @@
 """Compile (or load from numba's cache) every kernel a page can call, once per process, before
-the first visitor: a server starts this in a thread (`ui.server.lifespan`) and pages show
-`state()` meanwhile instead of a blank page.
+the first visitor: a server starts this in a thread (`ui.server.lifespan`). Meanwhile the
+other threads run the kernels uncompiled (`kernels.cache.call`): a small run is computed at
+once, provisionally (`dynamics.simulate`), and a page shows `state()` instead of waiting for a
+larger one.
 
 The work is a few tiny simulations that reach each compiled entry point (gf, GD, the recorder;
 square, logistic and exponential losses share one compiled signature: the loss is a code).
@@ -106,6 +108,9 @@ def warm_kernels() -> WarmState:
             return _snapshot()
         _st.running = True
         configs = _warm_configs()
+    from .kernels import cache
+
+    cache.begin_warming()  # meanwhile other threads run the kernels uncompiled (small runs)
     try:
         from .config import Config
         from .simulate import simulate
@@ -116,6 +121,8 @@ def warm_kernels() -> WarmState:
     except Exception as e:  # never fatal: pages compile on demand instead
         with _lock:
             _st.error = f"{type(e).__name__}: {e}"
+    finally:
+        cache.end_warming()
     with _lock:
         _st.ready = True
         return _snapshot()
