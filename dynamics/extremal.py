@@ -516,7 +516,7 @@ def _digest(a: np.ndarray) -> str:
     rows at a time)."""
     h = hashlib.sha256()
     if a.flags.c_contiguous:
-        h.update(memoryview(a).cast("B"))
+        h.update(a.data.cast("B"))
     else:
         for lo in range(0, a.shape[0], 4096):
             h.update(np.ascontiguousarray(a[lo:lo + 4096]).tobytes())

@@ -664,7 +664,6 @@
       return (lay.title && lay.title.text) || (lay.legend && lay.legend.title && lay.legend.title.text) || "";
     };
     P.show = show;
-    P._swapData = swapData;
     P.draw = draw;
     P.play = start;
     P.pause = stop;
