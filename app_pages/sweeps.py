@@ -28,6 +28,8 @@ from viz import sweeps as vs
 
 KEY = "sweeps"
 REDRAW_S = 1.0  # the running sweep's progress and figure are redrawn this often
+VALUES_MAX_CHARS = 20_000  # an axis's pasted values (checked here too: a browser's cap is advice)
+BASE_MAX_CHARS = 200_000  # the base configuration's JSON
 SweepName = Literal[(*sw.BUILTINS, "custom")]  # type: ignore[valid-type]
 
 
@@ -93,13 +95,16 @@ def _start(spec: sw.Sweep) -> Job:
         job.done = done
         job.last = f"point {row.get('index')}: {row.get('status')}"
 
+    def notice(text: str) -> None:  # "the cluster has no workers: …" (and when they are back)
+        job.last = text
+
     def work() -> None:
         try:
             job.last = "starting the Dask cluster…"
             client = sw.get_client()  # waits for a start in progress
             job.last = "running"
             job.result = sw.run_sweep(spec, client=client, progress=progress,
-                                      cancel=job.cancel)
+                                      cancel=job.cancel, notice=notice)
         except Exception as e:  # shown on the page, never a traceback
             job.error = f"{type(e).__name__}: {e}"
 
@@ -134,14 +139,19 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
     cols = st.columns([2, 1.2, 3])
     choice = cols[0].selectbox(f"Axis {i + 1} field", FIELDS, key=f"{KEY}.ax{i}.field",
                                index=i if i < 3 else 0)
-    fld = (cols[0].text_input("dotted field", key=f"{KEY}.ax{i}.other",
+    fld = (cols[0].text_input("dotted field", key=f"{KEY}.ax{i}.other", max_chars=64,
                               placeholder="e.g. data.n_per") if choice == "other…" else choice)
     mode = cols[1].radio("as", ["values", "log", "linear"], key=f"{KEY}.ax{i}.mode",
                          horizontal=False)
     if mode == "values":
         text = cols[2].text_input("values (comma-separated)", key=f"{KEY}.ax{i}.values",
                                   value={0: "1e-3, 1e-2, 0.1, 1", 1: "balanced, gaussian, "
-                                         "dominated", 2: "0, 0.05"}.get(i, ""))
+                                         "dominated", 2: "0, 0.05"}.get(i, ""),
+                                  max_chars=VALUES_MAX_CHARS)
+        problem = _values_problem(text)
+        if problem:  # refused by its size, before it is split or parsed
+            cols[2].error(problem)
+            return {"field": fld, "invalid": True}
         vals = [_parse_scalar(v) for v in text.split(",") if v.strip()]
         return {"field": fld, "values": vals} if fld else None
     c = cols[2].columns(3)
@@ -160,6 +170,20 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
         return {"field": fld, "invalid": True}
     lo, hi, n = got
     return {"field": fld, mode: [lo, hi, int(n)]} if fld else None
+
+
+def _values_problem(text: str) -> str:
+    """Why a pasted list of values is too large to read ("" when it is not): over
+    `VALUES_MAX_CHARS` characters or the sweep's point limit in values, counted by its commas
+    before anything is split or parsed (the browser's own cap can be bypassed)."""
+    cap = sw.max_points()
+    if len(text) > VALUES_MAX_CHARS:
+        return (f"This list is {len(text):,} characters long; give at most "
+                f"{VALUES_MAX_CHARS:,} (a sweep has at most {cap:,} points).")
+    n = text.count(",") + 1
+    if n > cap:
+        return f"This list has {n:,} values; a sweep has at most {cap:,} points."
+    return ""
 
 
 def _parse_scalar(text: str) -> Any:
@@ -182,7 +206,7 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
     with st.expander("Base configuration (JSON)", expanded=False):
         base_text = st.text_area("base", value=json.dumps(base.to_dict(), indent=1),
                                  height=260, key=f"{KEY}.base.{start}",
-                                 label_visibility="collapsed")
+                                 label_visibility="collapsed", max_chars=BASE_MAX_CHARS)
     n_axes = st.radio("Axes", [1, 2, 3], index=1, horizontal=True, key=f"{KEY}.naxes")
     axes = [a for a in (_axis_widgets(i) for i in range(n_axes)) if a]
     st.session_state.setdefault(f"{KEY}.seeds", 2)
@@ -192,9 +216,13 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
         st.error(problem)
     if problem or any(a.get("invalid") for a in axes):
         return None, "custom"
+    if len(base_text) > BASE_MAX_CHARS or sw.json_nesting(base_text) > sw.MAX_NESTING:
+        st.error(f"The base configuration is too large: at most {BASE_MAX_CHARS:,} characters "
+                 f"and {sw.MAX_NESTING} levels of brackets.")
+        return None, "custom"
     try:
         base_d = json.loads(base_text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         st.error(f"The base configuration is not valid JSON: {text.literal(e)}")
         return None, "custom"
     try:
