@@ -28,7 +28,9 @@ from viz import sweeps as vs
 
 KEY = "sweeps"
 REDRAW_S = 1.0  # the running sweep's progress and figure are redrawn this often
-VALUES_MAX_CHARS = 20_000  # an axis's pasted values (checked here too: a browser's cap is advice)
+# Sizes of pasted text refused with a message before it is parsed (no `max_chars`: a widget's
+# cap cuts a paste short without a word)
+VALUES_MAX_CHARS = 20_000  # an axis's comma-separated values
 BASE_MAX_CHARS = 200_000  # the base configuration's JSON
 SweepName = Literal[(*sw.BUILTINS, "custom")]  # type: ignore[valid-type]
 
@@ -139,15 +141,14 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
     cols = st.columns([2, 1.2, 3])
     choice = cols[0].selectbox(f"Axis {i + 1} field", FIELDS, key=f"{KEY}.ax{i}.field",
                                index=i if i < 3 else 0)
-    fld = (cols[0].text_input("dotted field", key=f"{KEY}.ax{i}.other", max_chars=64,
+    fld = (cols[0].text_input("dotted field", key=f"{KEY}.ax{i}.other",
                               placeholder="e.g. data.n_per") if choice == "other…" else choice)
     mode = cols[1].radio("as", ["values", "log", "linear"], key=f"{KEY}.ax{i}.mode",
                          horizontal=False)
     if mode == "values":
         text = cols[2].text_input("values (comma-separated)", key=f"{KEY}.ax{i}.values",
                                   value={0: "1e-3, 1e-2, 0.1, 1", 1: "balanced, gaussian, "
-                                         "dominated", 2: "0, 0.05"}.get(i, ""),
-                                  max_chars=VALUES_MAX_CHARS)
+                                         "dominated", 2: "0, 0.05"}.get(i, ""))
         problem = _values_problem(text)
         if problem:  # refused by its size, before it is split or parsed
             cols[2].error(problem)
@@ -175,7 +176,7 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
 def _values_problem(text: str) -> str:
     """Why a pasted list of values is too large to read ("" when it is not): over
     `VALUES_MAX_CHARS` characters or the sweep's point limit in values, counted by its commas
-    before anything is split or parsed (the browser's own cap can be bypassed)."""
+    before anything is split or parsed."""
     cap = sw.max_points()
     if len(text) > VALUES_MAX_CHARS:
         return (f"This list is {len(text):,} characters long; give at most "
@@ -206,7 +207,7 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
     with st.expander("Base configuration (JSON)", expanded=False):
         base_text = st.text_area("base", value=json.dumps(base.to_dict(), indent=1),
                                  height=260, key=f"{KEY}.base.{start}",
-                                 label_visibility="collapsed", max_chars=BASE_MAX_CHARS)
+                                 label_visibility="collapsed")
     n_axes = st.radio("Axes", [1, 2, 3], index=1, horizontal=True, key=f"{KEY}.naxes")
     axes = [a for a in (_axis_widgets(i) for i in range(n_axes)) if a]
     st.session_state.setdefault(f"{KEY}.seeds", 2)
