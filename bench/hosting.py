@@ -324,11 +324,11 @@ out = {"csv_bytes rows": len(rows) - 1,
        "csv_bytes: a row starts with '='": any(r and r[0].startswith("=") for r in rows)}
 tmp = pathlib.Path(tempfile.mkdtemp())
 spec = {"base": {"model": {"width": 4}, "integrator": {"t_end": 1}},
-        "axes": [{"field": "init.scheme", "values": ["\r=2+2"]}]}
+        "axes": [{"field": "data.kind", "values": ["points", "\r=2+2"]}]}
 (tmp / "s.json").write_text(json.dumps(spec))
 subprocess.run([sys.executable, "-m", "dynamics", "sweep", str(tmp / "s.json"), "--out",
                 str(tmp / "o.csv"), "--quiet", "--workers", "1"], capture_output=True)
-text = (tmp / "o.csv").read_text(newline="") if (tmp / "o.csv").exists() else ""
+text = (tmp / "o.csv").read_bytes().decode() if (tmp / "o.csv").exists() else ""
 rows = list(csv.reader(io.StringIO(text, newline="")))
 out["eae sweep rows"] = len(rows) - 1
 out["eae sweep: a row starts with '='"] = any(r and r[0].startswith("=") for r in rows)
