@@ -24,6 +24,10 @@ interpreter, so the same measurements run on the code before a change. Cases:
   points: seconds until the sweep says so (none in 30 s: "never").
 - ``csv``: a sweep value ``"\\r=2+2"`` through `exports.csv_bytes` and `eae sweep --out x.csv`:
   whether a CSV reader then sees a row that starts with ``=``.
+- ``pregate``: in one process, the seconds (best of 3) of what a page does before its gate at
+  the limits: teacher data of 20,000 × 8 and 20,000 × 1,024, the auto end time, an upload of
+  20,000 × 1,024 parsed, made a Config, hashed and written into a link (the upload left out
+  where the code can), a sweep spec of 5,000 values validated and one of 1,000,000 refused.
 
 Not a test: nothing here asserts; the numbers go to the report of the change. The machine's
 CPU and load are printed with them.
@@ -56,7 +60,7 @@ from .machine import loadavg_text, machine
 from .serverwatch import HealthPoller, TreeSampler
 
 HEAVY_LINK = "data.kind=teacher&data.n=20000&data.d=8"
-CASES = ("contention", "race", "health", "spec", "cluster", "csv")
+CASES = ("contention", "race", "health", "spec", "cluster", "csv", "pregate")
 
 
 def _server(repo: Path, env: dict[str, str], tmp: Path, host: str | None = None
@@ -344,6 +348,61 @@ def csv_case(repo: Path, tmp: Path) -> dict[str, Any]:
     return json.loads(lines[-1]) if lines else {"error": p.stderr[-2000:]}
 
 
+_PREGATE_CHILD = r"""
+import inspect, io, json, time
+import numpy as np
+from dynamics.config import Config
+from dynamics.data import build_dataset
+from dynamics.timescales import with_auto_time
+from dynamics.uploads import parse_upload
+from dynamics.sweeps import Sweep, SweepError
+
+def best(fn, k=3):
+    out = []
+    for _ in range(k):
+        t = time.perf_counter(); fn(); out.append(time.perf_counter() - t)
+    return round(min(out), 4)
+
+res = {}
+for n, d in ((20000, 8), (20000, 1024)):
+    c = Config.from_dict({"data": {"kind": "teacher", "n": n, "d": d}})
+    res[f"teacher data {n} x {d}"] = best(lambda: build_dataset(c))
+    ds = build_dataset(c)
+    res[f"auto end time {n} x {d} (data given)"] = best(lambda: with_auto_time(
+        Config.from_dict({"data": {"kind": "teacher", "n": n, "d": d}, "seed": 7}), ds), 1)
+buf = io.BytesIO()
+np.savez_compressed(buf, X=np.zeros((20000, 1024)), y=np.where(np.arange(20000) % 2, 1.0, -1.0))
+blob = buf.getvalue()
+res["upload 20000 x 1024: parse"] = best(lambda: parse_upload("z.npz", blob, loss="exponential"))
+p = parse_upload("z.npz", blob, loss="exponential")
+d = {"data": {"kind": "array", "X": p.X, "y": p.y}, "loss": {"kind": "exponential"}}
+res["upload: Config"] = best(lambda: Config.from_dict(d))
+cfg = Config.from_dict(d)
+res["upload: cache key"] = best(lambda: Config.from_dict(d).cache_key())
+omit = "omit" in inspect.signature(Config.to_query).parameters
+res["upload: link parameters" + (" (upload left out)" if omit else " (arrays as lists)")] = best(
+    (lambda: cfg.to_query(omit=("data.X", "data.y"))) if omit else (lambda: cfg.to_query()), 1)
+spec = {"axes": [{"field": "init.scale", "values": [1e-3 * (1 + i) for i in range(5000)]}]}
+res["sweep spec: 5,000 values validated"] = best(lambda: Sweep.from_dict(spec), 1)
+def refuse():
+    try:
+        Sweep.from_json(json.dumps({"axes": [{"field": "init.scale",
+                                              "values": [1e-3] * 1_000_000}]}))
+    except SweepError:
+        pass
+res["sweep spec: 1,000,000 values refused"] = best(refuse, 1)
+print(json.dumps(res))
+"""
+
+
+def pregate(repo: Path, tmp: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(repo), "EAE_CACHE_DIR": str(tmp / "cache")}
+    p = subprocess.run([streamlit_python(), "-c", _PREGATE_CHILD], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=1800)
+    lines = p.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else {"error": p.stderr[-2000:]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench hosting", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -373,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[case] = cluster(repo, tmp)
             elif case == "csv":
                 results[case] = csv_case(repo, tmp)
+            elif case == "pregate":
+                results[case] = pregate(repo, tmp)
             else:
                 print(f"unknown case {case!r}; choose from {CASES}", file=sys.stderr)
                 return 2

@@ -265,9 +265,11 @@ class ProtocolSession:
         """Press the button labelled `label`."""
         return self.set_widget(label, True, **rerun_kw)
 
-    def upload(self, label: str, name: str, data: bytes, **rerun_kw: Any) -> RunResult:
+    def upload(self, label: str, name: str, data: bytes, *, rerun: bool = True,
+               **rerun_kw: Any) -> RunResult:
         """Upload `data` as file `name` through the file uploader labelled `label`, then
-        rerun with it selected (as the frontend does)."""
+        rerun with it selected (as the frontend does; with `rerun=False` the file is only
+        selected, for a `start_rerun` of the caller's, and the last run is returned)."""
         wid, _ = self.widget_id(label)
         held = self.widgets.get(wid)
         if held is not None and held.HasField("file_uploader_state_value"):
@@ -294,6 +296,8 @@ class ProtocolSession:
         ws.file_uploader_state_value.uploaded_file_info.append(UploadedFileInfo(
             name=name, size=len(data), file_id=urls.file_id, file_urls=urls))
         self.widgets[wid] = ws
+        if not rerun:
+            return self.last or RunResult()
         return self.rerun(**rerun_kw)
 
     def http(self, method: str, url: str, body: bytes | None = None,
