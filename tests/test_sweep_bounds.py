@@ -130,8 +130,46 @@ _PROPERTY = textwrap.dedent(r'''
     def from_json(t):
         judge(lambda: Sweep.from_json(t))
 
+    from dynamics.config import Config, ConfigError, config_from_query
+    from dynamics.cost import estimate_seconds, pre_run_seconds
+
+    big = st.one_of(st.integers(-3, 10**12), st.sampled_from([20000, 20001, 1024, 1025, 5000,
+                                                              2**63, 10**9]))
+    config = st.fixed_dictionaries({}, optional={
+        "data": st.fixed_dictionaries({"kind": st.sampled_from(
+            ["teacher", "generated", "clusters", "two_signals", "digits", "nope"])},
+            optional={"n": big, "d": big, "n_per": big, "n_per_class": big}),
+        "model": st.fixed_dictionaries({}, optional={"width": big}),
+        "integrator": st.fixed_dictionaries({}, optional={
+            "method": st.sampled_from(["gd", "gf"]), "lr": st.floats(), "t_end": st.floats()}),
+        "seed": big})
+
+    def judge_config(make):
+        tracemalloc.start()
+        try:
+            cfg = make()
+        except ConfigError as e:
+            assert e.errors and all(m for _, m in e.errors), e.errors
+        else:  # what a page computes before its gate: from the size alone
+            assert estimate_seconds(cfg) >= 0 and pre_run_seconds(cfg) >= 0
+            cfg.to_query(omit=("data.X", "data.y"))
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 50e6, peak
+
+    @settings(max_examples=int(sys.argv[1]), deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(config)
+    def configs(d):
+        judge_config(lambda: Config.from_dict(d))
+        flat = {f"{k}.{j}": str(v) for k, sub in d.items() if isinstance(sub, dict)
+                for j, v in sub.items()}
+        cfg, warnings = config_from_query(flat)
+        assert isinstance(cfg, Config) and all(isinstance(w, str) for w in warnings)
+
     from_dict()
     from_json()
+    configs()
     print("ok")
 ''')
 
@@ -140,8 +178,10 @@ _PROPERTY = textwrap.dedent(r'''
 def test_random_and_adversarial_specs_get_a_sweep_or_a_message(tmp_path: Path) -> None:
     """Hypothesis feeds specs with counts up to 10¹⁸, NaN and text counts, up to a million
     values, 200,000 levels of nesting, junk text and bytes to `Sweep.from_dict` and
-    `Sweep.from_json`, in a child capped at 2 GB and 120 s of CPU: each is a Sweep within the
-    point limit or a SweepError with messages, under 400 MB of Python objects."""
+    `Sweep.from_json`, and configs with sizes up to 10¹² to `Config.from_dict` and
+    `config_from_query` (then, when valid, the estimates and the link a page computes before
+    its gate), in a child capped at 2 GB and 120 s of CPU: each is a result or an error with
+    messages, under 400 MB of Python objects for a spec and 50 MB for a config."""
     script = tmp_path / "prop.py"
     script.write_text(_PROPERTY)
     out = _capped([sys.executable, str(script), "150"])
