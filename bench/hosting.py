@@ -70,7 +70,11 @@ def _server(repo: Path, env: dict[str, str], tmp: Path, host: str | None = None
     full = {"EAE_CACHE_DIR": str(tmp / "cache"), "PYTHONPATH": str(repo), **env}
     s = StreamlitServer(repo / "serve.py", full, tmp, cwd=repo)
     if host is None:
-        s.wait_ready()
+        try:
+            s.wait_ready()
+        except BaseException:  # never leave a server behind
+            s.stop()
+            raise
         return s
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
