@@ -100,7 +100,7 @@ import numpy as np
 from .annotations import Analysis
 from .blas import apply_numpy_blas_threads
 from .config import Config
-from .cost import describe_seconds, estimate_seconds
+from .cost import describe_seconds, estimate_seconds, remaining_seconds
 from .diskstore import DiskStore
 from .limits import Limits, get_limits, get_settings
 from .simulate import simulate
@@ -261,11 +261,12 @@ class _Slots:
         return next((f for f in self.queue if not (f.sessions & busy)), None)
 
     def expected_wait(self, flight: _Flight) -> float:
-        """Seconds until `flight` gets a slot if every run takes its estimate: the slots free
-        up as the running runs finish (what remains of their estimates, at least 1 s each),
-        then the queued ones ahead take them in order (call with `cond` held)."""
+        """Seconds until `flight` gets a slot if every queued run takes its estimate: the slots
+        free up as the running runs finish (what remains of each from its estimate and its
+        progress so far, `cost.remaining_seconds`), then the queued ones ahead take them in
+        order (call with `cond` held)."""
         now = time.monotonic()
-        free = [max(1.0, (f.started or now) + f.estimate_s - now)
+        free = [remaining_seconds(f.estimate_s, now - (f.started or now), f.last[0])
                 for f, end in self.holders.items() if end > now]
         free += [0.0] * max(0, self.limit - len(free))
         heapq.heapify(free)
