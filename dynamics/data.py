@@ -222,7 +222,7 @@ def generate(data: GeneratedData, rng: np.random.Generator
         return X, y, {f"u_{k + 1} (teacher)": U[k] for k in range(min(3, len(U)))}
     if data.generator == "linear_teacher":
         beta = np.full(d, 1.0 / np.sqrt(d))
-        X = rng.uniform(0.5, 1.5, (n, d))
+        X = rng.standard_normal((n, d))
         y = X @ beta + generator_noise(data) * rng.standard_normal(n)
         return X, y, {"β* (teacher)": beta}
     if data.generator == "symmetric_separable":

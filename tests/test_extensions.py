@@ -232,7 +232,7 @@ def test_teachers_and_their_held_out_points():
     ds = build_dataset(lt)
     beta = np.linalg.lstsq(ds.X, ds.y, rcond=None)[0]
     np.testing.assert_allclose(beta, ds.directions["β* (teacher)"], atol=0.02)
-    assert (ds.X >= 0.5).all() and (ds.X <= 1.5).all()
+    assert abs(np.std(ds.X) - 1.0) < 0.05 and abs(np.mean(ds.X)) < 0.05
 
 
 def test_function_data_follow_the_formula():

@@ -160,8 +160,8 @@ class GeneratedData(_DataBase):
     * `relu_teacher` (Kunin et al.): x uniform on the unit sphere of R^d, y = Σ_k s_k σ(⟨u_k,
       x⟩) for `teacher_width` neurons u_k uniform on the sphere, s_k = ±1.
     * `linear_teacher` (a noisy linear teacher; our setting for Boursier & Flammarion 2025):
-      x uniform in [0.5, 1.5]^d, y = ⟨β*, x⟩ + noise·ξ with β* = (1, …, 1)/√d, ξ ~ N(0, 1):
-      every input in one half-space, so one ReLU active on all of them is a linear function.
+      x ~ N(0, I_d), y = ⟨β*, x⟩ + noise·ξ with β* = (1, …, 1)/√d, ξ ~ N(0, 1); the
+      linear function is σ(⟨β*, x⟩) − σ(−⟨β*, x⟩), two neurons.
     `noise` None: the generator's own (`GENERATOR_NOISE`).
     """
 
