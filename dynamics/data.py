@@ -27,7 +27,6 @@ from .config import (
     labels_are_pm1,
 )
 from .config.formula import formula_values
-from .config.sections import GENERATOR_NOISE
 
 
 @dataclass(frozen=True)
@@ -164,9 +163,8 @@ def function_points(data: FunctionData, rng: np.random.Generator,
 
 
 def generator_noise(data: GeneratedData) -> float:
-    """The noise std a generator uses: `data.noise`, or its own when None."""
-    return float(data.noise) if data.noise is not None else GENERATOR_NOISE.get(
-        data.generator, 0.0)
+    """The noise std a generator uses (`data.noise`)."""
+    return float(data.noise)
 
 
 def _skew_xor(data: GeneratedData, rng: np.random.Generator

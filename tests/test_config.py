@@ -85,7 +85,7 @@ def data_sections(draw):
                 "margin": draw(st.floats(0, 2)),
                 "labels": draw(st.sampled_from(["sign", "real", "dana"])),
                 "angle_deg": draw(st.floats(0.01, 179.9)),
-                "noise": draw(st.one_of(st.none(), st.floats(0, 2))),
+                "noise": draw(st.floats(0, 2)),
                 "teacher_width": draw(st.integers(1, 20))}
     n, d = draw(st.integers(1, 5)), draw(st.integers(1, 4))
     return {"kind": kind, "bias": bias,

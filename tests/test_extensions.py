@@ -202,7 +202,7 @@ def test_gaussian_powers_and_the_mirror():
 # ----------------------------------------------------------------------------- data
 def test_skew_xor_blobs_labels_and_truncation():
     cfg = Config.from_dict({"data": {"kind": "generated", "generator": "skew_xor", "n": 400,
-                                     "d": 3, "angle_deg": 60.0}})
+                                     "d": 3, "angle_deg": 60.0, "noise": 0.1 / 2**0.5}})
     ds = build_dataset(cfg)
     sigma = 0.1 / np.sqrt(2)
     u = np.array([np.cos(np.pi / 3), np.sin(np.pi / 3), 0.0])

@@ -34,7 +34,7 @@ LATER_DEFAULTS: tuple[tuple[str, str, str | None, Any], ...] = (
     ("init", "imbalance", None, 0.0), ("init", "a_power", None, 0.0),
     ("init", "w_power", None, 0.0), ("init", "mirror", None, False),
     ("integrator", "lr_w", None, 1.0), ("integrator", "lr_a", None, 1.0),
-    ("data", "angle_deg", "generated", 90.0), ("data", "noise", "generated", None),
+    ("data", "angle_deg", "generated", 90.0), ("data", "noise", "generated", 0.0),
     ("data", "teacher_width", "generated", 3),
 )
 

@@ -17,9 +17,6 @@ LOSSES = ("square", "logistic", "exponential")
 DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "function",
               "digits", "vectors", "generated", "array")
 GENERATORS = ("symmetric_separable", "orthogonal", "skew_xor", "relu_teacher", "linear_teacher")
-#: The generators' own noise std when `GeneratedData.noise` is None (Tsoy & Konstantinov's
-#: σ = 0.1/√2 for skew_xor; a noisy linear teacher's label noise 0.5; none otherwise).
-GENERATOR_NOISE = {"skew_xor": 0.1 / 2**0.5, "linear_teacher": 0.5}
 FORMULA_CHARS = 200  # longest formula of a `function` data set
 
 
@@ -162,7 +159,7 @@ class GeneratedData(_DataBase):
     * `linear_teacher` (a noisy linear teacher; our setting for Boursier & Flammarion 2025):
       x ~ N(0, I_d), y = ⟨β*, x⟩ + noise·ξ with β* = (1, …, 1)/√d, ξ ~ N(0, 1); the
       linear function is σ(⟨β*, x⟩) − σ(−⟨β*, x⟩), two neurons.
-    `noise` None: the generator's own (`GENERATOR_NOISE`).
+    `noise` is the std of the blobs (skew_xor) or of the label noise (linear_teacher).
     """
 
     kind: Literal["generated"] = "generated"
@@ -173,7 +170,7 @@ class GeneratedData(_DataBase):
     margin: NonNeg = 0.1
     labels: Literal["sign", "real", "dana"] = "sign"
     angle_deg: Annotated[float, Field(gt=0, lt=180, allow_inf_nan=False)] = 90.0
-    noise: NonNeg | None = None
+    noise: NonNeg = 0.0
     teacher_width: Annotated[int, Field(ge=1, le=1000)] = 3
 
 

@@ -87,7 +87,7 @@ def config(alpha: float = 90.0, *, width: int = 64, n: int = 32, seed: int = 0,
     1e-7 to t = 512 (their 8192 epochs of 2⁻⁴)."""
     cfg = Config.from_dict({
         "data": {"kind": "generated", "generator": "skew_xor", "n": n, "d": 2,
-                 "angle_deg": alpha},
+                 "angle_deg": alpha, "noise": 0.1 / 2**0.5},
         "model": {"width": width}, "loss": {"kind": "logistic", "reduction": "mean"},
         "init": {"scheme": "gaussian", "scale": 2**-7 / 6**0.5, "normalisation": "none",
                  "a_power": 0.5},
