@@ -122,15 +122,36 @@ def test_overlay_figure_and_summaries():
     assert got["dana_norm_ratio"] >= 1.0  # no interpolator is below the minimal norm
 
 
-def test_builtin_success_sweep_follows_the_exact_probability(tmp_path):
-    """The quick built-in sweep on the sweep engine (serial, own cache): the share of seeds
-    that interpolate at each width agrees with the share whose start covers, and rises."""
+def _check_success_frame(df):
+    assert set(df["status"]) == {"completed"} and len(df) == 64
+    assert (df["dana_interpolates"] == df["dana_covered"]).all()
+    for n, part in df.groupby("data.n"):
+        freq = part.groupby("model.width")["dana_interpolates"].mean().sort_index()
+        assert freq.iloc[-1] > freq.iloc[0], (n, freq)
+
+
+def test_builtin_success_sweep_follows_the_coverage(tmp_path):
+    """The quick built-in sweep over (n, width, seed) on the sweep engine (serial, own
+    cache): every point interpolates iff its start covers every point, and the success rate
+    rises with the width at each n."""
     from dynamics import sweeps as sw
     from dynamics.service import Service
 
     spec = sw.builtin_sweep("dana_success_vs_width", quick=True)
-    df = sw.run_sweep_serial(spec, service=Service(cache_dir=tmp_path)).frame
-    assert set(df["status"]) == {"completed"} and len(df) == 60
-    assert (df["dana_interpolates"] == df["dana_covered"]).all()
-    freq = df.groupby("model.width")["dana_interpolates"].mean().sort_index()
-    assert freq.iloc[0] < 0.2 and freq.iloc[-1] > 0.6
+    _check_success_frame(sw.run_sweep_serial(spec, service=Service(cache_dir=tmp_path)).frame)
+
+
+@pytest.mark.slow
+def test_builtin_success_sweep_on_a_dask_cluster():
+    """The same study on a Dask LocalCluster of two worker processes (the Sweeps page's
+    engine): the same rows."""
+    from dynamics import sweeps as sw
+
+    client = sw.default_clusters().local(2)
+    try:
+        res = sw.run_sweep(sw.builtin_sweep("dana_success_vs_width", quick=True),
+                           client=client)
+        assert res.n_workers == 2
+        _check_success_frame(res.frame)
+    finally:
+        sw.default_clusters().close()

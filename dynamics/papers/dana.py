@@ -541,15 +541,19 @@ SUMMARIES = (
 
 def _sweep_success(quick: bool) -> dict[str, Any]:
     base = config(t_end=800.0).to_dict()
+    base["data"]["d"] = 32
     base["record"] = {"frames": 20, "t_first": 0.1}
-    return {"name": "success probability vs width",
-            "description": "Orthogonal data (n = 8): the share of seeds that reach zero loss, "
-                           "by width p — it follows the exact probability that the start "
-                           "covers every point (Dana et al.'s good initialisation).",
-            "base": base, "axes": [{"field": "model.width", "values": [2, 4, 6, 8, 12]
-                                    if quick else [2, 3, 4, 6, 8, 10, 12, 16]}],
-            "seeds": 12 if quick else 60, "record": ["final_loss", "dana_interpolates",
-                                                     "dana_covered"]}
+    return {"name": "success probability vs (n, width)",
+            "description": "Orthogonal data: the share of seeds that reach zero loss, by the "
+                           "number of points n and the width p — it follows the exact "
+                           "probability that the start covers every point (Dana et al.'s good "
+                           "initialisation); the width needed grows like log n.",
+            "base": base,
+            "axes": [{"field": "data.n", "values": [4, 16] if quick else [4, 8, 16, 32]},
+                     {"field": "model.width", "values": [2, 4, 8, 16] if quick
+                      else [2, 3, 4, 6, 8, 10, 12, 16, 20]}],
+            "seeds": 8 if quick else 60, "record": ["final_loss", "dana_interpolates",
+                                                    "dana_covered"]}
 
 
 def _sweep_norm(quick: bool) -> dict[str, Any]:
