@@ -123,7 +123,7 @@ def test_overlay_figure_and_summaries():
 
 
 def _check_success_frame(df):
-    assert set(df["status"]) == {"completed"} and len(df) == 64
+    assert set(df["status"]) == {"completed"} and len(df) == 32
     assert (df["dana_interpolates"] == df["dana_covered"]).all()
     for n, part in df.groupby("data.n"):
         freq = part.groupby("model.width")["dana_interpolates"].mean().sort_index()
