@@ -508,6 +508,36 @@ def _artifacts(quick: bool, run: Run) -> dict[str, str]:
     return {"dana_probability.json": json.dumps(measure_probability(run, quick))}
 
 
+def measure_norms(run: Run, quick: bool = True) -> list[dict[str, Any]]:
+    """‖θ(end)‖² of the runs that interpolate and the minimal ‖θ‖² (derived, ∝ √n), by n:
+    16 neurons, small start (the follow-up's setting)."""
+    out = []
+    for n in (8, 16, 32) if quick else (8, 16, 32, 64):
+        for s in range(4 if quick else 16):
+            tr = run(config(n, 16, 1e-6, output_value=1e-6, t_end=6000.0, seed=s,
+                            frames=20, **{"data.d": 64}))
+            if interpolates(tr):
+                out.append({"n": n, "seed": s, "theta_sq": float(
+                    (tr.a[-1] ** 2 + tr.norms[-1] ** 2).sum()), "min_norm_sq": min_norm_sq(tr)})
+    return out
+
+
+def norm_spec(rows: Sequence[dict[str, Any]]) -> FigureSpec:
+    """log ‖θ(end)‖² against log n with the minimal ‖θ‖² and the fitted slope."""
+    n = np.array([r["n"] for r in rows], float)
+    th = np.array([r["theta_sq"] for r in rows], float)
+    mn = np.array([r["min_norm_sq"] for r in rows], float)
+    slope = float(np.polyfit(np.log(n), np.log(th), 1)[0]) if len(set(n)) > 1 else float("nan")
+    order = np.argsort(n)
+    panel = Panel("‖θ‖² at the end", Axis("n", "log"), Axis("‖θ‖²", "log"),
+                  (Points(n, th, f"runs that interpolate (fitted slope {slope:.2f})", "ink"),
+                   Points(n[order], mn[order], "minimal ‖θ‖² of an interpolator (∝ √n)",
+                          "theory", "diamond", 7)))
+    return FigureSpec("‖θ‖² against n", (panel,),
+                      caption="The follow-up's claim: ‖θ‖² ∝ √n (slope ½), within a constant "
+                      "factor of the minimal interpolator (derived: 2V*/c).")
+
+
 def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(incremental_config(), loss_and_series(
         "dana", "‖θ_j‖", lambda tr: {f"‖θ_{j}‖": np.sqrt(tr.a[:, j] ** 2 + tr.norms[:, j] ** 2)
@@ -631,6 +661,10 @@ PAPER = Paper(
                      "Run the quick width study",
                      "No reproduction file in reports/ (`python -m dynamics reproduce dana` "
                      "writes it). The quick study is 60 small runs, a few seconds."),
+        StudySection("‖θ‖² against n", "The squared norm of the interpolators found from a "
+                     "small start, and the minimal one, by n.", lambda _d: None,
+                     lambda run: norm_spec(measure_norms(run, True)), "Run the quick norm study",
+                     "12 small runs, a few seconds."),
     ),
     artifacts=_artifacts,
     experiments=EXPERIMENTS,
