@@ -282,7 +282,7 @@ def coverage_counts(base: Config, seeds: Sequence[int]) -> tuple[int, float, flo
     cover every point, the sum of the exact conditional probabilities P(covered | labels) and
     of their variances."""
     hits, mean, var = 0, 0.0, 0.0
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s in seeds:
         cfg = base.with_updates({"seed": int(s)})
         ds = build_dataset(cfg)
@@ -459,12 +459,12 @@ def probability_spec(rows: Sequence[dict[str, Any]], n: int) -> FigureSpec:
     k = np.array([r["runs"] for r in rows], float)
     se = np.sqrt(np.clip(freq * (1 - freq), 1e-12, None) / np.maximum(k, 1))
     grid = np.arange(1, int(ps.max()) + 1)
-    exact = [sum(math.comb(n, q) / 2**n * coverage_probability(q, n - q, int(p))
-                 for q in range(n + 1)) for p in grid]
+    exact = np.array([sum(math.comb(n, q) / 2**n * coverage_probability(q, n - q, int(p))
+                          for q in range(n + 1)) for p in grid])
     panel = Panel(f"n = {n} orthogonal points", Axis("width p"), Axis("P(interpolates)",
                   range=(-0.02, 1.02)),
                   (Line(grid, exact, "exact P(start covers every point)", "theory"),
-                   Line(grid, np.clip([union_bound(n, int(p)) for p in grid], 0, 1),
+                   Line(grid, np.clip(np.array([union_bound(n, int(p)) for p in grid]), 0, 1),
                         "1 − n(3/4)^p (union bound)", "neutral", "dash"),
                    Points(ps, freq, "trained runs that interpolate", "ink",
                           hover=tuple(f"{int(a)} runs" for a in k)),
@@ -499,7 +499,7 @@ def _load_probability(directory: Path) -> FigureSpec | None:
         rows = json.loads(f.read_text())
     except (OSError, ValueError):
         return None
-    return probability_spec(rows, presets(False)["coverage"].data.n)  # type: ignore[union-attr]
+    return probability_spec(rows, data_shape(presets(False)["coverage"].data)[0])
 
 
 def _artifacts(quick: bool, run: Run) -> dict[str, str]:
@@ -515,7 +515,7 @@ def measure_norms(run: Run, quick: bool = True) -> list[dict[str, Any]]:
     for n in (8, 16, 32) if quick else (8, 16, 32, 64):
         for s in range(4 if quick else 16):
             tr = run(config(n, 16, 1e-6, output_value=1e-6, t_end=6000.0, seed=s,
-                            frames=20, **{"data.d": 64}))
+                            frames=20).with_updates({"data.d": 64}))
             if interpolates(tr):
                 out.append({"n": n, "seed": s, "theta_sq": float(
                     (tr.a[-1] ** 2 + tr.norms[-1] ** 2).sum()), "min_norm_sq": min_norm_sq(tr)})

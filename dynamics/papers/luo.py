@@ -33,7 +33,7 @@ import numpy as np
 from .. import metrics
 from ..annotations import Analysis, Phase, TimeMarker
 from ..config import Config
-from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Rule
+from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Role, Rule
 from ..phases import PhaseRules
 from ..trajectory import Trajectory
 from .base import (
@@ -313,14 +313,17 @@ def diagram_spec(points: Sequence[dict[str, Any]] = (), here: tuple[float, float
     if points:
         up = [p for p in points if p["slope"] > 0]
         down = [p for p in points if p["slope"] <= 0]
-        for sel, name, role in ((up, "RD grows with m", "negative"),
-                                (down, "RD falls with m", "positive")):
+        groups: tuple[tuple[list[dict[str, Any]], str, Role], ...] = (
+            (up, "RD grows with m", "negative"), (down, "RD falls with m", "positive"))
+        for sel, name, role in groups:
             if sel:
-                series.append(Points([p["gamma"] for p in sel], [p["gamma_prime"] for p in sel],
+                series.append(Points(np.array([p["gamma"] for p in sel], float),
+                                     np.array([p["gamma_prime"] for p in sel], float),
                                      name, role, size=11,
                                      hover=tuple(f"slope {p['slope']:.2f}" for p in sel)))
     if here is not None:
-        series.append(Points([here[0]], [here[1]], "this run", "ink", "diamond", 14))
+        series.append(Points(np.array([here[0]]), np.array([here[1]]), "this run", "ink",
+                             "diamond", 14))
     panel = Panel("phase diagram", Axis("γ", range=(0.0, 3.0)), Axis("γ'", range=(-2.0, 2.0)),
                   tuple(series))
     return FigureSpec("Linear, critical and condensed regimes", (panel,),
@@ -356,7 +359,7 @@ def measure_diagram(run: Run, quick: bool = True) -> list[dict[str, Any]]:
     for g, gp in pts:
         if regime(g, gp) == "critical":
             continue
-        (a, b), = pairs_for(config(g, gp, **{"record.frames": 20}), run, (0,))
+        (a, b), = pairs_for(config(g, gp).with_updates({"record.frames": 20}), run, (0,))
         out.append({"gamma": g, "gamma_prime": gp, "slope": math.log(sup_rd(b) / sup_rd(a))
                     / math.log(4.0)})
     return out

@@ -32,7 +32,7 @@ import numpy as np
 from ..annotations import Analysis, Direction, Phase
 from ..config import Config
 from ..data import held_out
-from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Rule
+from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Role, Rule
 from ..phases import PhaseRules
 from ..readouts import network_output
 from ..trajectory import Trajectory
@@ -155,7 +155,7 @@ def threshold_claim(above: Sequence[Trajectory], below: Sequence[Trajectory],
     estimator (train ≥ ½ OLS's, test within 25 % of OLS's); below it the runs interpolate
     (median train < 1 % of OLS's) and test far worse (median ≥ 1.5× OLS's)."""
     tol = {**TOLERANCES, **(tol or {})}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for group, runs in (("above", above), ("below", below)):
         for tr in runs:
             lo = losses(tr)
@@ -252,9 +252,11 @@ def study_spec(rows: Sequence[dict[str, Any]]) -> FigureSpec:
     ns = np.array(sorted({r["n"] for r in rows}), float)
     med = {k: np.array([np.median([r[k] for r in rows if r["n"] == n]) for n in ns])
            for k in ("train / OLS", "test / OLS test")}
-    pts = [Points([r["n"] for r in rows], [max(r[k], 1e-12) for r in rows], f"{k} (seeds)",
-                  role, size=6, opacity=0.5)
-           for k, role in (("train / OLS", "positive"), ("test / OLS test", "negative"))]
+    roles: tuple[tuple[str, Role], ...] = (("train / OLS", "positive"),
+                                           ("test / OLS test", "negative"))
+    pts = [Points(np.array([r["n"] for r in rows], float),
+                  np.array([max(r[k], 1e-12) for r in rows], float), f"{k} (seeds)", role,
+                  size=6, opacity=0.5) for k, role in roles]
     panel = Panel("against the linear estimator", Axis("samples n", "log"),
                   Axis("ratio to OLS", "log"),
                   (*pts, Line(ns, np.maximum(med["train / OLS"], 1e-12), "train / OLS "
@@ -270,7 +272,7 @@ def measure_study(run: Run, quick: bool = True) -> list[dict[str, Any]]:
     out = []
     for n in (8, 16, 40, 160) if quick else (6, 8, 12, 16, 24, 40, 80, 160, 320):
         for s in range(3 if quick else 8):
-            tr = run(config(n, seed=s, **{"record.frames": 20}))
+            tr = run(config(n, seed=s).with_updates({"record.frames": 20}))
             lo = losses(tr)
             out.append({"n": n, "seed": s, "train / OLS": lo["train"] / lo["train OLS"],
                         "test / OLS test": lo["test"] / lo["test OLS"]})

@@ -175,14 +175,14 @@ def early_claim(runs: Sequence[Trajectory], tol: Tolerances | None = None,
                      "directions (°)": ", ".join(f"{np.degrees(np.arctan2(e[1], e[0])):.1f}"
                                                   for e in E)})
     want = widths
-    widths = sorted({tr.width for tr in runs})
-    ok = worst <= tol["deg"] and same and len(set(widths)) >= want
+    seen = sorted({tr.width for tr in runs})
+    ok = worst <= tol["deg"] and same and len(seen) >= want
     fails = sorted({f for tr in runs for f in setting_failures(tr)})
     return gate(Claim(
         _name("tsoy.early_clusters", runs[0]),
         "early in training the features cluster around a few directions that do not depend "
         "on the width: the extremal directions of the data's h = 0 field",
-        f"largest {tol['q']:g}th percentile {worst:.3g}° over widths {widths}",
+        f"largest {tol['q']:g}th percentile {worst:.3g}° over widths {seen}",
         f"≤ {tol['deg']:g}°, the same directions at every width",
         f"{tol['q']:g}th percentile of the angles to the nearest direction ≤ {tol['deg']:g}° "
         f"when the largest ‖w_j‖ is {tol['growth']:g}× its start", ok,
