@@ -91,6 +91,8 @@
       family: null, familyRuns: new Map(), familyShown: -1, familyWanted: -1, error: null,
     };
     EAE.players.push(P);
+    // moving the data in the neuron panel (edit.js; a scene without `meta.edit` hides it)
+    const editor = EAE.editor ? EAE.editor(P, plot, root, el, opts.onEvent) : null;
     let timer = null;
     let pending = null; // the frame to draw when the current draw ends
     let drawing = false;
@@ -291,6 +293,7 @@
         if (wasDragging) leaveDrag();
         else if (!first) P.swaps += 1;
         P.redraws += 1;
+        if (editor) editor.attach(run);
         if (!size) setFrameHeight();  // a frozen swap keeps the plot's size: no layout forced
         return P;
       });
@@ -581,7 +584,17 @@
       (same ? swapData(got.run, got.key) : show(got.run, got.key, true, true)).then(done, done);
     }
 
+    /** Show `run` quickly (a data edit's): its data swapped in and painted when its traces
+     * line up with the figure on screen, else drawn; drawn whole once it rests. */
+    P.quickShow = function (run, key) {  // (P.holding: a point is held, settle on release)
+      if (!P.run || figOf(P.run).signature !== figOf(run).signature) {
+        return show(run, key, true, true);
+      }
+      return swapData(run, key).then(function () { if (!P.holding) settleSoon(); return P; });
+    };
+
     /** Draw the run on screen whole (its labels, rays, strip) once the scrub has rested. */
+    P.settleSoon = settleSoon;
     function settleSoon() {
       if (settleTimer) clearTimeout(settleTimer);
       settleTimer = setTimeout(function () {
@@ -671,6 +684,8 @@
     P.fitHeight = fitHeight;
     P.setStatus = function (text) { status.textContent = text || ""; };
     P.setStale = function (on) { root.classList.toggle("eae-stale", !!on); };
+    /** Where the data edits are posted (the server's `edit` route; none: theory only). */
+    P.setEditPost = function (url) { if (editor) editor.setPost(url); };
     /** Forget the drawn run (a new Plotly.js bundle is about to replace the old one): the
      * next `show` draws afresh. */
     P.reset = function () {
