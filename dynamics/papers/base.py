@@ -103,13 +103,23 @@ def _short(v: Any) -> str:
     return s if len(s) <= 24 else s[:21] + "..."
 
 
+UNDECIDED = ("not established", "not reached within", "not solved within", "stopped at t",
+             "would take", "was not recorded")
+"""Phrases of the failures that are bounds of a computation, not hypotheses of a theorem:
+`gate` says "not decided" for them."""
+
+
 def gate(claim: Claim, failures: Sequence[str]) -> Claim:
     """A claim outside its theorem's hypotheses becomes an illustration naming the failing
     assumption(s): the measurement is kept, the verdict is None (not counted, never a
-    pass)."""
+    pass). Failures that are a bounded computation stopping (`UNDECIDED`) are said as "not
+    decided" instead."""
     if not failures:
         return claim
-    why = "outside the theorem's hypotheses: " + "; ".join(failures)
+    bounds = [f for f in failures if any(u in f for u in UNDECIDED)]
+    hyp = [f for f in failures if f not in bounds]
+    why = "; ".join(([("outside the theorem's hypotheses: " + "; ".join(hyp))] if hyp else [])
+                    + ([("not decided: " + "; ".join(bounds))] if bounds else []))
     claim.passed = None
     claim.details = why + (". " + claim.details if claim.details else "")
     return claim
