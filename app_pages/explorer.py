@@ -104,9 +104,11 @@ def page() -> None:
             fig = figures.main(traj, analysis, options)
             fam = family.plan(link_config, st.session_state.get(SCRUB_KEY, family.DEFAULT),
                               auto=bool(panel.t_end_auto), options=options)
-            fid = (family.offer(fam, fig, traj, family.session_owner(), runner.get_service())
-                   if fam is not None and prefetch.enabled() else None)
-            scrub = fam.player_arg(family.choices(link_config), fid) if fam and fid else None
+            fid, started = (family.offer(fam, fig, traj, family.session_owner(),
+                                         runner.get_service())
+                            if fam is not None and prefetch.enabled() else (None, False))
+            scrub = (fam.player_arg(family.choices(link_config), None if started else fid)
+                     if fam and fid else None)
             charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
             try_this.panel(view, link_config, _show)
             if not view.presenter:  # (a projector view keeps the figure alone)

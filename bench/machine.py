@@ -28,8 +28,9 @@ def loadavg_text() -> str:
     return " ".join(f"{v:.2f}" for v in loadavg())
 
 
-def machine() -> dict[str, Any]:
-    """CPU model, cores, BLAS libraries in use, versions, environment that changes BLAS."""
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo; "unknown" elsewhere) and the core count: speed
+    figures hold for one class of host."""
     cpu = "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -38,6 +39,12 @@ def machine() -> dict[str, Any]:
                 break
     except OSError:
         pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def machine() -> dict[str, Any]:
+    """CPU model, cores, BLAS libraries in use, versions, environment that changes BLAS."""
+    cpu = cpu_model().rsplit(",", 1)[0]
     blas: list[str] = []
     try:
         import scipy.linalg  # loads SciPy's OpenBLAS, so that threadpoolctl lists it

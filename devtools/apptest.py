@@ -66,10 +66,11 @@ def player_args(el: Any) -> dict[str, Any]:
 
 
 def player_spec(at: Any, index: int | None = None) -> dict[str, Any]:
-    """The figure a player draws, read from its inline payload (AppTest has no figure route):
-    {"data", "layout", "frames": {"n", "labels", "captions", …}, "meta"} (long arrays appear
-    as {"$array": …} references into the binary part). With `index`
-    None the page must have exactly one player (AssertionError otherwise)."""
+    """The figure a player draws, read from its inline payload's scene (AppTest has no figure
+    route): {"data": every trace's static properties in drawing order, "layout": the layout
+    with the panels' axes, "frames": {"n", "labels", "captions", …}, "meta", "items"} (long
+    arrays appear as {"$a": name} references into the binary part). With `index` None the
+    page must have exactly one player (AssertionError otherwise)."""
     import struct
 
     found = players(at)
@@ -81,9 +82,15 @@ def player_spec(at: Any, index: int | None = None) -> dict[str, Any]:
     assert blob[:4] == b"EAEP", "not a figure payload"
     _version, n = struct.unpack("<II", blob[4:12])
     header = json.loads(blob[12:12 + n].decode())
-    fig = header["figure"]
-    return {"data": fig.get("data", []), "layout": fig.get("layout", {}),
-            "frames": header["frames"], "meta": header.get("meta", {})}
+    data: list[dict[str, Any]] = []
+    for item in header["items"]:
+        data += [item["trace"]] if item["kind"] == "trace" else item["traces"]
+    layout = dict(header["layout"])
+    for p in header["panels"]:
+        layout["xaxis" + p["x"][1:]] = {**p["xaxis"], "domain": p["dx"], "anchor": p["y"]}
+        layout["yaxis" + p["y"][1:]] = {**p["yaxis"], "domain": p["dy"], "anchor": p["x"]}
+    return {"data": data, "layout": layout, "frames": header["frames"],
+            "meta": header.get("meta", {}), "items": header["items"]}
 
 
 def figure_spec(at: Any) -> dict[str, Any]:

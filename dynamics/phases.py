@@ -323,12 +323,6 @@ def loss_derivative(loss: str, h: np.ndarray, y: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown loss {loss!r}")
 
 
-def _outputs(traj: Trajectory, frame: int, X: np.ndarray) -> np.ndarray | None:
-    from .readouts import network_output  # the kernels' forward pass (loaded on first use)
-
-    return network_output(traj, frame, X)
-
-
 @dataclass(frozen=True)
 class KinkStates:
     """Per frame f and neuron j, for the two signals s ∈ {x₊, x₋} (`kink_states`):
@@ -362,22 +356,22 @@ def _side_of_kink(W: np.ndarray, a: np.ndarray, s: np.ndarray, cls: np.ndarray, 
                   r: np.ndarray, gamma: float, c: float, band: float,
                   step: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
     """(active, sliding) of each row of W with respect to the kink of signal s, whose class
-    (the points lying on s) is `cls`. r_i = −R s_i ∂ℓ(h_i, y_i) are the residual weights,
-    so dw_j/dt = c a_j Σ_i r_i σ'(⟨w_j, x_i⟩) x_i. The one-sided velocities of ⟨w_j, s⟩ with
-    the class of s taken active (σ' = 1) or inactive (σ' = γ), the other points as they are:
-    v_act, v_in. On the kink — |cos∠(w_j, s)| ≤ max(band, 2(η ρ_j + b)) with (η, b) =
-    `step` and ρ_j = max(|v_act|, |v_in|)/(‖w_j‖‖s‖), twice one step's chatter — the neuron
-    slides iff v_act ≤ 0 (the active side pushes it back); otherwise it is active when it is on
-    the positive side or both sides carry it there (v_in > 0)."""
-    Z = W @ X.T
+    (the points lying on s) is `cls`; W (k, m, d), a (k, m) and r (k, n) for k frames at once.
+    r_i = −R s_i ∂ℓ(h_i, y_i) are the residual weights, so dw_j/dt = c a_j Σ_i r_i
+    σ'(⟨w_j, x_i⟩) x_i. The one-sided velocities of ⟨w_j, s⟩ with the class of s taken active
+    (σ' = 1) or inactive (σ' = γ), the other points as they are: v_act, v_in. On the kink —
+    |cos∠(w_j, s)| ≤ max(band, 2(η ρ_j + b)) with (η, b) = `step` and ρ_j = max(|v_act|,
+    |v_in|)/(‖w_j‖‖s‖), twice one step's chatter — the neuron slides iff v_act ≤ 0 (the active
+    side pushes it back); otherwise it is active when it is on the positive side or both sides
+    carry it there (v_in > 0)."""
     G = X @ s
-    S = np.where(Z > 0, 1.0, gamma)
-    other = (S[:, ~cls] * r[~cls]) @ G[~cls]
-    own = float(r[cls] @ G[cls])
+    Zo = np.einsum("kjd,nd->kjn", W, X[~cls])
+    other = np.einsum("kjn,kn->kj", np.where(Zo > 0, 1.0, gamma), r[:, ~cls] * G[~cls])
+    own = (r[:, cls] @ G[cls])[:, None]
     v_act = c * a * (own + other)
     v_in = c * a * (gamma * own + other)
     ws = W @ s
-    scale = np.maximum(np.linalg.norm(W, axis=1) * np.linalg.norm(s), _TINY)
+    scale = np.maximum(np.linalg.norm(W, axis=2) * np.linalg.norm(s), _TINY)
     cos = ws / scale
     rho = np.maximum(np.abs(v_act), np.abs(v_in)) / scale
     kink = np.abs(cos) <= np.maximum(band, 2.0 * (step[0] * rho + step[1]))
@@ -420,23 +414,30 @@ def kink_states(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> KinkStat
     step = _step_scale(traj)
     cp = traj.cosines.get("x₊ signal")
     cm = traj.cosines.get("x₋ signal")
-    for f in range(F):
-        W = traj.W_at(f)
-        if W is not None:
-            h = _outputs(traj, f, X)
-            if h is not None:
-                r = -R * np.asarray(traj.sw, float) * loss_derivative(cfg.loss.kind, h, y)
-                a = np.asarray(traj.a[f], float)
-                out["ap"][f], out["sp"][f] = _side_of_kink(W, a, xp, y > 0, X, r, gamma, c,
-                                                           band, step)
-                out["am"][f], out["sm"][f] = _side_of_kink(W, a, xm, y < 0, X, r, gamma, c,
-                                                           band, step)
-                fil[f] = True
-                continue
+    from .readouts import OUTPUT_CHUNK, network_outputs
+
+    frames, H = network_outputs(traj, X)
+    frames, first = np.unique(frames, return_index=True)
+    H = H[first]
+    W_all = np.asarray(traj.W, float)[first]
+    sw = np.asarray(traj.sw, float)
+    step_k = max(1, OUTPUT_CHUNK // max(m * X.shape[0], 1))
+    for lo in range(0, frames.size, step_k):  # frames with a stored full W, in chunks
+        fr = frames[lo:lo + step_k]
+        W, a = W_all[lo:lo + step_k], np.asarray(traj.a, float)[fr]
+        r = -R * sw[None] * loss_derivative(cfg.loss.kind, H[lo:lo + step_k], y[None])
+        out["ap"][fr], out["sp"][fr] = _side_of_kink(W, a, xp, y > 0, X, r, gamma, c, band,
+                                                     step)
+        out["am"][fr], out["sm"][fr] = _side_of_kink(W, a, xm, y < 0, X, r, gamma, c, band,
+                                                     step)
+        fil[fr] = True
+    rest = np.flatnonzero(~fil)
+    if rest.size:  # the cosine-only fallback
         if cp is None or cm is None:
             raise ValueError("need the full W or the signals' cosines at every frame")
-        out["ap"][f], out["am"][f] = cp[f] > band, cm[f] > band
-        out["sp"][f], out["sm"][f] = np.abs(cp[f]) <= band, np.abs(cm[f]) <= band
+        cp, cm = np.asarray(cp)[rest], np.asarray(cm)[rest]
+        out["ap"][rest], out["am"][rest] = cp > band, cm > band
+        out["sp"][rest], out["sm"][rest] = np.abs(cp) <= band, np.abs(cm) <= band
     return KinkStates(out["ap"], out["am"], out["sp"], out["sm"], fil)
 
 
@@ -476,13 +477,12 @@ def reactivation_threshold(traj: Trajectory) -> float | None:
 def signal_output_sum(traj: Trajectory) -> np.ndarray:
     """h(x₊) + h(x₋) at every frame (the kernels' forward pass on the two signals; NaN at
     frames without a stored full W)."""
+    from .readouts import network_outputs
+
     xp, xm = _signal_vectors(traj)
-    S = np.stack([xp, xm])
     out = np.full(traj.n_frames, np.nan)
-    for f in range(traj.n_frames):
-        h = _outputs(traj, f, S)
-        if h is not None:
-            out[f] = float(h.sum())
+    frames, h = network_outputs(traj, np.stack([xp, xm]))
+    out[frames] = h.sum(axis=1)
     return out
 
 

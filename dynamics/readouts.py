@@ -34,6 +34,31 @@ def network_output(traj: Trajectory, frame: int, X: np.ndarray) -> np.ndarray | 
     return forward(p, W, np.asarray(traj.a[frame], float))
 
 
+OUTPUT_CHUNK = 4_000_000  # elements of frames × neurons × points evaluated at once
+
+
+def network_outputs(traj: Trajectory, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """h(x_i) = c Σ_j a_j σ(⟨w_j, x_i⟩) for the rows of X (n, d) at every frame with a stored
+    full W, at once: (those frames (k,), h (k, n)). The same numbers as `network_output` per
+    frame (to round-off: the sums run in another order), a NumPy pass over frames in chunks of
+    at most OUTPUT_CHUNK frame × neuron × point elements (memory bounded whatever the run)."""
+    X = np.asarray(X, dtype=np.float64)
+    frames = np.asarray(traj.W_frames, dtype=int) % max(traj.n_frames, 1)
+    cfg = traj.config
+    gamma, c = float(cfg.model.gamma), float(cfg.model.c)
+    W = np.asarray(traj.W, dtype=np.float64)
+    a = np.asarray(traj.a, dtype=np.float64)[frames]
+    m, n = W.shape[1] if W.ndim == 3 else 0, X.shape[0]
+    out = np.empty((frames.size, n))
+    step = max(1, OUTPUT_CHUNK // max(m * n, 1))
+    with np.errstate(all="ignore"):  # a diverged frame gives inf/NaN, as the kernels do
+        for lo in range(0, frames.size, step):
+            Z = np.einsum("kjd,nd->kjn", W[lo:lo + step], X)
+            out[lo:lo + step] = c * np.einsum("kj,kjn->kn", a[lo:lo + step],
+                                              np.where(Z > 0.0, Z, gamma * Z))
+    return frames, out
+
+
 def stored_frames(traj: Trajectory, k: int) -> list[int]:
     """Up to k frames with full W stored, spread over the run (first and last included)."""
     stored = np.asarray(traj.W_frames, dtype=int) % max(traj.n_frames, 1)
@@ -154,5 +179,5 @@ def alignment_curves(traj: Trajectory, sign: int) -> AlignmentCurves:
 
 
 __all__ = ["AlignmentCurves", "FunctionCurves", "alignment_curves", "class_means",
-           "function_curves", "mean_neuron", "network_output", "signal_vectors",
-           "stored_frames"]
+           "function_curves", "mean_neuron", "network_output", "network_outputs",
+           "signal_vectors", "stored_frames"]

@@ -56,16 +56,22 @@ the results of uploaded data that no other session asked for.
 Prefetch
 --------
 `prefetch(configs)` runs speculative requests (e.g. the neighbouring values of the control a
-user is moving) in one background thread, one at a time, through `run` (so every limit holds:
-the slots, the deadline, the caches), and only while no other simulation is running or queued.
-A new `prefetch` call replaces the pending list (the user moved on); a request of a page
-(`run`) for another key, or a `prefetch` call without its key, cancels the prefetch being
-computed, so a speculative run never delays a real one by more than one progress chunk. Each
-*owner* (a session's scrub family, the Explorer's neighbouring settings) has its own pending
-list, replaced by its next call; owners take turns, so one visitor's family does not starve
-another's. At most `PREFETCH_MAX` configs per call (a `limit` can ask for more) and
-`PREFETCH_OWNERS` owners are pending; a config estimated above `click_to_run_s` is never
-speculated (it waits for a visitor's click).
+user is moving, the runs of a scrub family) in background workers — as many as the CPUs the
+kernels may use (`PREFETCH_WORKERS`), in parallel: the kernels release the interpreter lock —
+through `run` (so every limit holds: the slots, the deadline, the caches), while no page's
+simulation runs or waits. A new `prefetch` call replaces the owner's pending list (the user
+moved on); a request of a page (`run`) for another key, or a `prefetch` call without its key,
+cancels the speculative runs in progress, so a speculative run never delays a real one by
+more than one progress chunk (a family's run cancelled so is pending again). Each *owner* (a
+session's scrub family, the Explorer's neighbouring settings) has its own pending list,
+replaced by its next call; owners take turns, so one visitor's family does not starve
+another's. A scrub family (an owner named
+"family:…") is something a visitor waits for, so it cannot starve behind a class: when its
+next run has waited `FAMILY_STARVE_S` while pages kept the server busy, it runs anyway, one
+such run at a time, and a page's request does not cancel it (family runs are small: the page
+offers no family for a run that took over `ui.family.MAX_MEMBER_S`). At most `PREFETCH_MAX`
+configs per call (a `limit` can ask for more) and `PREFETCH_OWNERS` owners are pending; a
+config estimated above `click_to_run_s` is never speculated (it waits for a visitor's click).
 
 Failures: numerical trouble never raises (`simulate` returns statuses). Any unexpected
 exception in a flight is counted and raised to each of its waiters as `ServiceError`; the
@@ -107,6 +113,9 @@ DEADLINE_GRACE_S = 2.0  # a slot lapses this long after its run's deadline
 _POLL_S = 0.05  # waiters re-check their cancel event at least this often
 PREFETCH_MAX = 8  # pending speculative configs per owner, by default (the first kept)
 PREFETCH_OWNERS = 64  # owners with pending speculation (the oldest dropped first)
+PREFETCH_WORKERS = max(1, min(4, os.cpu_count() or 1))  # speculative runs at once (idle server)
+FAMILY = "family:"  # owners named so are scrub families (`FAMILY_STARVE_S`)
+FAMILY_STARVE_S = 2.0  # a family's next run waits at most this long behind pages' runs
 QUEUED = "queued"  # progress messages of a flight waiting for a slot start with this
 QUEUE_REPORT_S = 1.0  # a queued flight's place and expected wait are re-sent at least this often
 _MB = 1_000_000
@@ -164,6 +173,21 @@ class _Flight:
         self.sessions: frozenset[str] = frozenset()  # its keys (replaced whole, read unlocked)
         self.estimate_s = estimate_seconds(config)  # `dynamics.cost`, for the queue's wait
         self.started: float | None = None  # monotonic time it took a slot
+
+
+@dataclasses.dataclass
+class _Spec:
+    """A speculative run a worker took: its key, owner, config, what to call when it is done,
+    its cancel event and whether a page's request may cancel it (`protected`: a starved
+    family's run may not; a family's run it cancels is `preempted` and pending again)."""
+
+    key: str
+    owner: str
+    config: Config
+    done: Callable[[Trajectory], None] | None
+    cancel: threading.Event
+    protected: bool
+    preempted: bool = False  # cancelled for a page's request: pending again
 
 
 class _Slots:
@@ -291,11 +315,10 @@ class Service:
         # waiting in order and what to call with each completed one; owners take turns
         self._pending: OrderedDict[str, deque[Config]] = OrderedDict()
         self._on_done: dict[str, Callable[[Trajectory], None] | None] = {}
-        self._prefetch_owner: str | None = None
+        self._waiting_since: dict[str, float] = {}  # owner -> when its next run was due
         self._prefetch_wake = threading.Condition(self._lock)
-        self._prefetch_thread: threading.Thread | None = None
-        self._prefetch_key: str | None = None  # the key the prefetch thread is running
-        self._prefetch_cancel = threading.Event()
+        self._workers: set[threading.Thread] = set()  # the speculative workers alive
+        self._spec: dict[threading.Thread, _Spec] = {}  # the speculative runs in progress
         self._session_leave: dict[str, set[threading.Event]] = {}  # session -> its waiters
         self._upload_sessions: dict[str, set[str]] = {}  # key of an upload's run -> sessions
 
@@ -316,14 +339,17 @@ class Service:
             hit = self._memory_hit(key)
             if hit is not None:
                 return hit
-            if (threading.current_thread() is not self._prefetch_thread
-                    and self._prefetch_key not in (None, key)):
-                self._prefetch_cancel.set()  # a real request goes first
+            speculative = threading.current_thread() in self._spec
+            if not speculative:  # a real request goes first; the run is taken up again later
+                for spec in self._spec.values():
+                    if spec.key != key and not spec.protected:
+                        spec.preempted = True
+                        spec.cancel.set()
             flight = self._flights.get(key)
             fresh = flight is None
             if flight is None:
                 flight = _Flight(key, config, self._lock)
-                flight.speculative = threading.current_thread() is self._prefetch_thread
+                flight.speculative = speculative
                 self._flights[key] = flight
             else:
                 self._counts["joined"] += 1
@@ -437,22 +463,28 @@ class Service:
             if not known and not heavy and not self._on_disk(key):
                 todo.append(cfg)
         with self._lock:
-            if (self._prefetch_key is not None and self._prefetch_owner == owner
-                    and self._prefetch_key not in wanted):
-                self._prefetch_cancel.set()  # speculation for settings left behind
+            for spec in self._spec.values():
+                if spec.owner == owner and spec.key not in wanted:
+                    spec.preempted = False
+                    spec.cancel.set()  # speculation for settings left behind
             self._pending.pop(owner, None)
             self._on_done.pop(owner, None)
+            self._waiting_since.pop(owner, None)
             if todo:
                 self._pending[owner] = deque(todo[:limit])
                 self._on_done[owner] = on_done
+                self._waiting_since[owner] = time.monotonic()
                 while len(self._pending) > PREFETCH_OWNERS:  # the oldest owners give way
                     gone, _ = self._pending.popitem(last=False)
                     self._on_done.pop(gone, None)
-            if self._pending and (self._prefetch_thread is None
-                                  or not self._prefetch_thread.is_alive()):
-                self._prefetch_thread = threading.Thread(
-                    target=self._prefetch_loop, daemon=True, name="eae-prefetch")
-                self._prefetch_thread.start()
+                    self._waiting_since.pop(gone, None)
+            self._workers = {w for w in self._workers if w.is_alive()}
+            want = min(self._spec_workers(), sum(len(q) for q in self._pending.values()))
+            while len(self._workers) < want:
+                w = threading.Thread(target=self._prefetch_loop, daemon=True,
+                                     name=f"eae-prefetch-{len(self._workers)}")
+                self._workers.add(w)
+                w.start()
             self._prefetch_wake.notify_all()
             return len(self._pending.get(owner, ()))
 
@@ -460,66 +492,106 @@ class Service:
         """Wait until no prefetch is pending or running (tests, benchmarks); True if so."""
         end = None if timeout is None else time.monotonic() + timeout
         with self._lock:
-            while self._pending or self._prefetch_key is not None:
+            while self._pending or self._spec:
                 left = None if end is None else end - time.monotonic()
                 if left is not None and left <= 0:
                     return False
                 self._prefetch_wake.wait(_POLL_S if left is None else min(_POLL_S, left))
             return True
 
-    def _next_pending(self) -> tuple[str, Config, Callable[[Trajectory], None] | None] | None:
-        """The next speculative config, owners in turn (call with the lock held)."""
-        while self._pending:
-            owner, queue = next(iter(self._pending.items()))
-            self._pending.move_to_end(owner)  # the next call serves the next owner
+    def _next_pending(self, starved: bool = False
+                      ) -> tuple[str, Config, Callable[[Trajectory], None] | None] | None:
+        """The next speculative config, owners in turn (call with the lock held); `starved`:
+        only a scrub family's whose next run has waited FAMILY_STARVE_S."""
+        now = time.monotonic()
+        for owner in list(self._pending):
+            queue = self._pending[owner]
             if not queue:
                 del self._pending[owner]
                 self._on_done.pop(owner, None)
+                self._waiting_since.pop(owner, None)
                 continue
+            if starved and not (owner.startswith(FAMILY) and now - self._waiting_since.get(
+                    owner, now) >= FAMILY_STARVE_S):
+                continue
+            self._pending.move_to_end(owner)  # the next call serves the next owner
             config = queue.popleft()
             done = self._on_done.get(owner)
+            self._waiting_since[owner] = now  # its next run is due from now
             if not queue:
                 del self._pending[owner]
                 self._on_done.pop(owner, None)
+                self._waiting_since.pop(owner, None)
             return owner, config, done
         return None
 
+    def _spec_workers(self) -> int:
+        """Speculative runs at once: PREFETCH_WORKERS, at most the simulation slots."""
+        return max(1, min(PREFETCH_WORKERS, self._slots.limit))
+
+    def _take_speculative(self) -> _Spec | None:
+        """A speculative run this worker may start now (lock held): any owner's while no
+        page's simulation runs or waits and fewer than PREFETCH_WORKERS run; else a starved
+        scrub family's, when no other protected run is going."""
+        busy = any(not f.speculative for f in self._flights.values())
+        protected = any(sp.protected for sp in self._spec.values())
+        got, guard = None, False
+        if not busy and len(self._spec) < self._spec_workers():
+            got = self._next_pending()
+        elif busy and not protected:
+            got, guard = self._next_pending(starved=True), True
+        if got is None:
+            return None
+        owner, config, done = got  # a cached or running key is joined: done is still called
+        return _Spec(result_key(config), owner, config, done, threading.Event(), guard)
+
     def _prefetch_loop(self) -> None:
-        """Take pending configs one at a time, each only while no simulation runs or waits;
-        stop when nothing is pending."""
+        """A speculative worker: take pending configs while `_take_speculative` allows; stop
+        when nothing is pending."""
+        me = threading.current_thread()
         while True:
             with self._lock:
                 if not self._pending:
+                    self._workers.discard(me)
                     self._prefetch_wake.notify_all()
                     return
-            running, queued, _ = self._slots.counts()
-            with self._lock:
-                if running or queued or self._flights:
+                spec = self._take_speculative()
+                if spec is None:
                     self._prefetch_wake.wait(_POLL_S)
                     continue
-                got = self._next_pending()
-                if got is None:
-                    continue
-                owner, config, done = got
-                key = result_key(config)
-                if key in self._mem:
-                    continue
-                self._prefetch_key, self._prefetch_owner = key, owner
-                self._prefetch_cancel.clear()
+                self._spec[me] = spec
             try:
-                traj = self.run(config, cancel=self._prefetch_cancel)
+                traj = self.run(spec.config, cancel=spec.cancel)
                 if _cacheable(traj.status):
                     self.analyse(traj)
                     with self._lock:
                         self._counts["prefetched"] += 1
-                    if done is not None:
-                        done(traj)
+                    if spec.done is not None:
+                        spec.done(traj)
+                elif spec.preempted and spec.owner.startswith(FAMILY):
+                    self._pend_again(spec)  # a visitor waits for it: taken up again
             except Exception:  # speculative: a failure is the real request's to report
                 pass
             finally:
                 with self._lock:
-                    self._prefetch_key = self._prefetch_owner = None
+                    self._spec.pop(me, None)
                     self._prefetch_wake.notify_all()
+
+    def _pend_again(self, spec: _Spec) -> None:
+        """A run a page's request preempted goes back to the front of its owner's list (unless
+        the owner has moved on: a newer `prefetch` call replaced its list)."""
+        with self._lock:
+            if spec.cancel.is_set() and not spec.preempted:
+                return
+            queue = self._pending.get(spec.owner)
+            if queue is None:
+                if self._on_done.get(spec.owner, spec.done) is not spec.done:
+                    return
+                queue = self._pending[spec.owner] = deque()
+                self._on_done[spec.owner] = spec.done
+                self._waiting_since.setdefault(spec.owner, time.monotonic())
+            queue.appendleft(spec.config)
+            self._prefetch_wake.notify_all()
 
     # ---------------------------------------------------------------------------- sessions
     def _note_upload(self, key: str, config: Config, session: str | None) -> None:

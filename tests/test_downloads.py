@@ -17,7 +17,7 @@ from dynamics.papers import Claim
 from dynamics.simulate import simulate
 from dynamics.trajectory import Trajectory
 from ui.downloads import claims_csv, claims_table, file_stem, header_json
-from viz.export import frame_figure, png_available, png_bytes, standalone_html
+from viz.export import png_available, png_bytes, standalone_html
 from viz.main_figure import main_figure
 from viz.payload import decode
 
@@ -44,30 +44,28 @@ def test_standalone_html_is_self_contained(fig):
     # the payload inside is the figure's, every frame of it
     m = re.search(r"id='eae-payload'>([A-Za-z0-9+/=]+)</script>", html)
     assert m is not None
-    _, anim = decode(base64.b64decode(m.group(1)))
-    assert anim.n_frames == fig.animation.n_frames > 10
-    assert anim.labels == fig.animation.labels
+    scene = decode(base64.b64decode(m.group(1)))
+    assert scene.frames.n == fig.frames.n > 10
+    assert scene.frames.labels == fig.frames.labels
+    assert set(scene.arrays) == set(fig.arrays)
 
 
-def test_frame_figure_applies_the_frame(fig):
-    last = frame_figure(fig, -1)
-    first = frame_figure(fig, 0)
-    assert not last.frames and not first.frames
-    assert not last.layout.sliders and not last.layout.updatemenus  # no player controls
-    n = fig.animation.n_frames
-    track = next(tr for tr in fig.animation.tracks if tr.attr == "x")
-    i = track.trace
-    np.testing.assert_allclose(np.asarray(last.data[i].x, float), track.at(n - 1), rtol=1e-6)
-    assert not np.allclose(np.asarray(first.data[i].x, float), np.asarray(last.data[i].x, float))
+def _pixels(png: bytes) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
 
 
-def test_png_bytes_is_a_png(fig):
+def test_png_bytes_is_a_png_of_the_frame_asked_for(fig):
     ok, why = png_available()
     assert ok, why  # Chromium is at /usr/bin/chromium in this environment
-    png = png_bytes(fig, frame=-1, width=900, height=500, scale=1)
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    last = png_bytes(fig, frame=-1, width=900, height=500, scale=1)
+    assert last[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = int.from_bytes(last[16:20], "big"), int.from_bytes(last[20:24], "big")
     assert (w, h) == (900, 500)
+    a, b = _pixels(last), _pixels(png_bytes(fig, frame=0, width=900, height=500, scale=1))
+    assert (np.abs(a - b).sum(axis=2) > 60).sum() > 200  # the neurons and the cursor moved
+    assert (a.sum(axis=2) < 600).sum() > 5000  # something is drawn (not a blank page)
 
 
 def test_trajectory_npz_round_trips(traj):

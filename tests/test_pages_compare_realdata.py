@@ -15,6 +15,7 @@ from devtools.apptest import player_args, player_spec, players, run_page
 from dynamics.config import Config
 from dynamics.readouts import alignment_curves, class_means, mean_neuron
 from dynamics.simulate import simulate
+from tests.scenes import as_plotly
 from viz.arrays import as_array
 from viz.compare import compare_figure, difference_rows
 from viz.real_data import real_data_figure
@@ -37,9 +38,9 @@ def digits_traj():
 
 def test_mean_neuron_image_is_mean_of_positive_rows(digits_traj):
     tr = digits_traj
-    af = real_data_figure(tr)
-    fidx = af.meta["frame_indices"]
-    z_track = next(t for t in af.animation.tracks if t.attr == "z")  # w̄₊ heatmap
+    sc = real_data_figure(tr)
+    fidx = sc.meta["frame_indices"]
+    assert as_plotly(sc).data  # the scene is valid Plotly
     checked = 0
     for n in (0, len(fidx) // 2, len(fidx) - 1):
         f = fidx[n]
@@ -49,7 +50,7 @@ def test_mean_neuron_image_is_mean_of_positive_rows(digits_traj):
         np.testing.assert_allclose(mean_neuron(tr, f, +1), want)
         np.testing.assert_allclose(mean_neuron(tr, f, -1), W[a < 0].mean(axis=0))
         img = want.reshape(8, 8)
-        shown = np.asarray(z_track.at(n), float)  # w̄₊ heatmap of this frame
+        shown = np.asarray(sc.track("w̄₊", "z", n), float)  # w̄₊ heatmap of this frame
         np.testing.assert_allclose(shown, img / np.abs(img).max(), atol=1e-4)
         checked += 1
     assert checked == 3
@@ -74,7 +75,7 @@ def test_alignment_band_matches_cosines(digits_traj):
     assert cur.mean_neuron[f] == pytest.approx(w @ xp / np.linalg.norm(w) / np.linalg.norm(xp))
     assert cur.mean_neuron[f] > 0.9  # aligned by the end of the run
     # the band drawn in the figure is these numbers
-    fig = real_data_figure(tr).figure
+    fig = as_plotly(real_data_figure(tr))
     hi_tr, lo_tr = fig.data[0], fig.data[1]
     ok = np.isfinite(cur.lo)
     np.testing.assert_allclose(as_array(hi_tr.y), cur.hi[ok], rtol=1e-6)
@@ -88,10 +89,12 @@ def test_real_data_figure_bars_for_non_image_data():
                             "model": {"width": 6}, "loss": {"kind": "exponential"},
                             "init": {"scale": 1e-4}, "integrator": {"t_end": 20.0},
                             "record": {"frames": 30}})
-    af = real_data_figure(simulate(cfg))
-    assert af.meta["picture"] == "bars" and af.animation.redraw
-    assert af.animation.n_frames == len(af.animation.labels) > 5
-    assert {t.attr for t in af.animation.tracks} >= {"y", "text", "x"}
+    sc = real_data_figure(simulate(cfg))
+    assert sc.meta["picture"] == "bars" and sc.frames.redraw
+    assert sc.frames.n == len(sc.frames.labels) > 5
+    assert {t["attr"] for it in sc.items for t in it.get("tracks", ())} >= {"y", "text", "x"}
+    bars = as_plotly(sc, sc.frames.n - 1)
+    assert [t.type for t in bars.data].count("bar") == 4
 
 
 def test_common_grid_maps_each_run_to_its_last_frame_before():
@@ -108,18 +111,22 @@ def test_compare_figure_frames_move_both_runs():
     a = simulate(Config().with_updates({"model.width": 8, "integrator.t_end": 30.0}))
     b = simulate(Config().with_updates({"model.width": 8, "init.scale": 1.0,
                                         "integrator.t_end": 10.0}))
-    af = compare_figure(a, b, None, None, ("A", "B"))
+    sc = compare_figure(a, b, None, None, ("A", "B"))
     grid = common_grid(a.t, b.t, 160)
-    n = af.animation.n_frames
+    n = sc.frames.n
     assert n == grid.size
-    captions = [tr.at(n - 1)[0] for tr in af.animation.tracks if tr.attr == "text"]
+    last = as_plotly(sc, n - 1)
+    captions = [t.text[0] for t in last.data if t.name == "frame caption"]
     assert len(captions) == 2
     assert any(f"t = {a.t[-1]:.3g}" in c for c in captions)
     assert any(f"t = {b.t[-1]:.3g}" in c for c in captions)  # B stays on its last frame
-    names = [t.name for t in af.figure.data]
-    cursors = [tr for tr in af.animation.tracks
-               if tr.attr == "x" and names[tr.trace] == "time cursor"]
-    assert cursors and all(float(c.at(n - 1)[0]) == pytest.approx(grid[-1]) for c in cursors)
+    cursors = [t for t in last.data if t.name == "time cursor"]
+    assert cursors and all(float(c.x[0]) == pytest.approx(grid[-1]) for c in cursors)
+    first = as_plotly(sc, 0)
+    moved = [t.name for t0, t in zip(first.data, last.data, strict=True)
+             if t.name in ("positive neuron", "negative neuron")
+             and not np.array_equal(np.asarray(t0.x), np.asarray(t.x))]
+    assert len(moved) >= 2  # both runs' neurons move
     rows = {r["quantity"]: r for r in difference_rows(a, b, None, None)}
     assert rows["final loss"]["A"] == f"{a.loss[-1]:.4g}"
     assert rows["end time t"]["differs"] == "●"

@@ -177,7 +177,10 @@ def test_kink_side_follows_the_filippov_condition():
     a = -np.ones(4)
     for total, slides in ((thr - 0.01, True), (thr + 0.01, False)):
         _, _, r = _two_signal_residuals(1.5, total - 1.5)
-        active, sliding = phases._side_of_kink(W, a, X[0], y > 0, X, r, 0.0, 1.0, 5e-3)
+        # one frame: the batched form takes (frames, neurons, d), (frames, neurons), (frames, n)
+        active, sliding = phases._side_of_kink(W[None], a[None], X[0], y > 0, X, r[None], 0.0,
+                                               1.0, 5e-3)
+        active, sliding = active[0], sliding[0]
         assert list(sliding[:2]) == [slides, slides]
         assert list(active[:2]) == [not slides, not slides]
         assert list(active[2:]) == [True, False] and not sliding[2:].any()

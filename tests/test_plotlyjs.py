@@ -11,25 +11,27 @@ import urllib.request
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 
 from viz import plotlyjs
-from viz.animation import AnimatedFigure, Animation
 from viz.export import standalone_html
 from viz.payload import bundle_of_payload, encode
+from viz.scene import Frames, Scene, grid
 
 
-def _figure(kind: str) -> AnimatedFigure:
+def _figure(kind: str) -> Scene:
     """A two-frame figure of one trace: a scatter or a heatmap."""
+    sc = Scene("test", frames=Frames(2, ("a", "b"), redraw=kind == "heatmap"))
+    sc.panels = grid([1.0], [1.0], [(0, 0)], hspace=0.0, vspace=0.0)
     if kind == "heatmap":
-        fig = go.Figure(go.Heatmap(z=np.zeros((3, 3))))
-        frames = [[{"z": np.eye(3) * k}] for k in (1.0, 2.0)]
+        sc.trace(sc.panels[0], {"type": "heatmap", "z": np.zeros((3, 3)).tolist()},
+                 tracks=[{"attr": "z", "values": sc.array("z", np.stack([np.eye(3),
+                                                                         2 * np.eye(3)]))}])
     else:
-        fig = go.Figure(go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0], mode="markers"))
-        frames = [[{"y": np.array([k, 1.0])}] for k in (0.0, 1.0)]
-    anim = Animation.from_frames(frames, [0], ["a", "b"], redraw=kind == "heatmap")
-    return AnimatedFigure(fig, anim)
+        sc.trace(sc.panels[0], {"type": "scatter", "x": [0.0, 1.0], "y": [0.0, 1.0],
+                                "mode": "markers"},
+                 tracks=[{"attr": "y", "values": sc.array("y", [[0.0, 1.0], [1.0, 1.0]])}])
+    return sc
 
 
 def test_every_bundle_is_the_release_of_the_pinned_plotly() -> None:
@@ -98,7 +100,7 @@ DRAWN_JS = """(key) => {
 }"""
 
 
-def _render(page: Any, fig: AnimatedFigure, key: str, src: str) -> dict[str, Any]:
+def _render(page: Any, fig: Scene, key: str, src: str) -> dict[str, Any]:
     page.evaluate(RENDER_JS, [base64.b64encode(encode(fig)).decode(), key, src])
     page.wait_for_function(DRAWN_JS, arg=key, timeout=60_000)
     return page.evaluate(DRAWN_JS, key)
@@ -137,7 +139,7 @@ def test_the_store_reads_the_same_from_the_figure_as_from_its_payload(kind: str)
     from ui.figures import Shown
 
     fig = _figure(kind)
-    fig.figure.update_layout(height=432)
+    fig.layout["height"] = 432
     payload = encode(fig)
     a, b = Shown.of("k", payload), Shown.of("k", payload, fig)
     assert (a.design_height, a.bundle) == (b.design_height, b.bundle) == \

@@ -1,4 +1,5 @@
-"""Spec tests of the main figure on real (tiny) simulated trajectories."""
+"""Spec tests of the main figure on real (tiny) simulated trajectories: its scene, read as the
+browser composes it (`tests/scenes.py`)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from dynamics.config import Config
 from dynamics.papers import ReportFigure
 from dynamics.papers.base import loss_and_series
 from dynamics.simulate import simulate
-from viz.animation import AnimatedFigure
+from tests.scenes import as_plotly, at, first_trace, index_of
 from viz.arrays import as_array
 from viz.main_figure import main_figure
 from viz.neuron_panel import neuron_subset
 from viz.options import FigureOptions
 from viz.payload import decode, encode
 from viz.report_figures import report_figure
+from viz.scene import Scene, neuron_points
 from viz.style import PLOTLY_CONFIG, plotly_config
 from viz.time_axes import frame_indices
 
@@ -60,16 +62,9 @@ def _opts(**kw: object) -> FigureOptions:
     return FigureOptions(**kw)  # type: ignore[arg-type]
 
 
-def _at(af: AnimatedFigure, trace: int, attr: str, k: int) -> np.ndarray:
-    """Frame k's value of one animated attribute."""
-    got = [tr for tr in af.animation.tracks if tr.trace == trace and tr.attr == attr]
-    assert got, f"trace {trace} {attr} is not animated"
-    return got[0].at(k)
-
-
 def _trace(fig, name: str):
-    if isinstance(fig, AnimatedFigure):
-        fig = fig.figure
+    if isinstance(fig, Scene):
+        fig = as_plotly(fig)
     hits = [t for t in fig.data if t.name == name
             or (isinstance(t.meta, dict) and name in str(t.meta.get("direction")).split(", "))]
     assert hits, f"no trace named {name!r}: {[t.name for t in fig.data]}"
@@ -77,77 +72,80 @@ def _trace(fig, name: str):
 
 
 def _time_axes(fig) -> list[str]:
-    if isinstance(fig, AnimatedFigure):
-        fig = fig.figure
+    if isinstance(fig, Scene):
+        fig = as_plotly(fig)
     return [k for k in fig.layout.to_plotly_json() if k.startswith("xaxis") and k != "xaxis"]
 
 
 def test_frames_are_arrays_that_move_only_the_moving_traces(traj):
-    af = main_figure(traj)
-    fig, anim = af.figure, af.animation
-    assert 2 <= anim.n_frames <= 200 and anim.n_frames == traj.n_frames
-    assert not fig.frames and not fig.layout.sliders and not fig.layout.updatemenus
-    i_pos = list(fig.data).index(_trace(fig, "positive neuron"))
-    i_neg = list(fig.data).index(_trace(fig, "negative neuron"))
+    sc = main_figure(traj)
+    fig = as_plotly(sc)
+    assert 2 <= sc.frames.n <= 200 and sc.frames.n == traj.n_frames
+    i_pos, i_neg = index_of(sc, "positive neuron"), index_of(sc, "negative neuron")
     cursors = [i for i, t in enumerate(fig.data) if t.name == "time cursor"]
     assert len(cursors) == len(_time_axes(fig)) == 3  # norms, loss, accuracy
-    moving = {tr.trace for tr in anim.tracks}
+    # what moves: the neurons (composed from the run's arrays) and the tracked attributes
+    neurons = [it for it in sc.items if it["kind"] == "neurons"]
+    assert len(neurons) == 1 and neurons[0]["traces"][0]["name"] == "positive neuron"
+    tracked = [i for i, it in enumerate(sc.items) if it.get("tracks")]
+    moving = {i_pos, i_neg, *(first_trace(sc, i) for i in tracked)}
     assert {i_pos, i_neg, *cursors} <= moving and len(moving) < len(fig.data)
-    for tr in anim.tracks:  # every track has a value at every frame
-        assert tr.n_frames == anim.n_frames
+    for it in sc.items:  # every track has a value at every frame
+        for track in it.get("tracks", ()):
+            n = len(track["texts"]) if "texts" in track else \
+                sc.arrays[track["values"]["$a"]].shape[0]
+            assert n == sc.frames.n
     # the neurons really move between the first and the last frame
-    x0, x1 = _at(af, i_pos, "x", 0), _at(af, i_pos, "x", anim.n_frames - 1)
+    x0, x1 = at(sc, i_pos, "x", 0), at(sc, i_pos, "x", sc.frames.n - 1)
     assert x0.shape == x1.shape and not np.allclose(x0, x1)
-    # the first frame is the one drawn in the figure
-    assert np.allclose(as_array(fig.data[i_pos].x), x0)
     # frames are labelled by time, in order, each with a sentence of commentary
-    assert anim.labels[-1] == f"t = {traj.t[-1]:.3g}"
-    assert anim.labels[0] == "t = 0"
-    assert len(anim.captions) == anim.n_frames and all(anim.captions)
-    assert anim.captions[0].startswith("Start:")
+    assert sc.frames.labels[-1] == f"t = {traj.t[-1]:.3g}"
+    assert sc.frames.labels[0] == "t = 0"
+    assert len(sc.frames.captions) == sc.frames.n and all(sc.frames.captions)
+    assert sc.frames.captions[0].startswith("Start:")
 
 
-def test_payload_round_trip_keeps_every_frame(traj):
-    af = main_figure(traj, _analysis())
-    header, anim = decode(encode(af))
-    assert header["figure"]["layout"]["meta"]["frames"] == anim.n_frames
-    assert len(header["figure"]["data"]) == len(af.figure.data)
-    assert anim.labels == af.animation.labels
-    for a, b in zip(af.animation.tracks, anim.tracks, strict=True):
-        assert (a.trace, a.attr, a.dtype) == (b.trace, b.attr, b.dtype)
-        for k in (0, anim.n_frames // 2, anim.n_frames - 1):
-            va, vb = a.at(k), b.at(k)
-            if isinstance(va, np.ndarray):
-                assert np.array_equal(va, vb, equal_nan=True)
-            else:
-                assert va == vb
+def test_payload_round_trip_keeps_the_scene(traj):
+    sc = main_figure(traj, _analysis())
+    back = decode(encode(sc))
+    assert back.layout["meta"]["frames"] == back.frames.n == sc.frames.n
+    assert back.frames == sc.frames and back.items == sc.items and back.kind == "main"
+    assert [p.x for p in back.panels] == [p.x for p in sc.panels]
+    assert set(back.arrays) == set(sc.arrays)
+    for name, arr in sc.arrays.items():
+        assert back.arrays[name].dtype == arr.dtype
+        assert np.array_equal(back.arrays[name], arr, equal_nan=True), name
+    for k in (0, sc.frames.n // 2, sc.frames.n - 1):
+        item = next(it for it in sc.items if it["kind"] == "neurons")
+        for a, b in zip(neuron_points(sc, item, k), neuron_points(back, item, k), strict=True):
+            assert np.array_equal(a, b)
     with pytest.raises(ValueError):
         decode(b"not a payload at all")
 
 
 def test_frames_subsampled_to_at_most_200(long_traj):
     assert long_traj.n_frames > 200
-    af = main_figure(long_traj)
-    assert af.animation.n_frames <= 200
-    assert af.animation.labels[-1] == f"t = {long_traj.t[-1]:.3g}"
+    sc = main_figure(long_traj)
+    assert sc.frames.n <= 200
+    assert sc.frames.labels[-1] == f"t = {long_traj.t[-1]:.3g}"
     idx = frame_indices(long_traj.n_frames, 200)
     assert idx[0] == 0 and idx[-1] == long_traj.n_frames - 1 and np.all(np.diff(idx) > 0)
 
 
-def _neuron_radii(af: AnimatedFigure, k: int) -> np.ndarray:
-    idx = [list(af.figure.data).index(_trace(af, n))
-           for n in ("positive neuron", "negative neuron")]
-    return np.concatenate([np.hypot(_at(af, i, "x", k), _at(af, i, "y", k)) for i in idx])
+def _neuron_radii(sc: Scene, k: int) -> np.ndarray:
+    item = next(it for it in sc.items if it["kind"] == "neurons")
+    x, y, _size, _pos = neuron_points(sc, item, k)
+    return np.hypot(x, y)
 
 
 def test_normalised_radius_puts_largest_neuron_on_unit_circle(traj):
-    af = main_figure(traj, options=_opts(radius="normalised"))
-    for k in (0, af.animation.n_frames - 1):
-        assert _neuron_radii(af, k).max() == pytest.approx(1.0, abs=1e-5)
+    sc = main_figure(traj, options=_opts(radius="normalised"))
+    for k in (0, sc.frames.n - 1):
+        assert _neuron_radii(sc, k).max() == pytest.approx(1.0, abs=1e-4)
 
 
 def test_phases_in_one_strip_and_markers_on_every_time_axis(traj):
-    fig = main_figure(traj, _analysis()).figure
+    fig = as_plotly(main_figure(traj, _analysis()))
     axes = _time_axes(fig)
     shapes = fig.layout.shapes
     strip = [s for s in shapes if str(s.name).startswith("strip:")]
@@ -228,7 +226,7 @@ def _lane_span(lab, axis_px: float, presenter: bool) -> tuple[float, float]:
 
 
 def test_no_phase_shapes_without_analysis(traj):
-    fig = main_figure(traj).figure
+    fig = as_plotly(main_figure(traj))
     assert not [s for s in fig.layout.shapes
                 if str(s.name).startswith(("strip", "marker", "tint"))]
 
@@ -261,8 +259,8 @@ def test_off_plane_direction_is_shortened():
     clear = length / 0.6  # rays end on the labels' ring, just outside the neurons' disc
     assert 1.0 < clear < 1.3
     assert "60% in the plane" in ray.hovertemplate
-    assert fig.figure.layout.xaxis.title.text.startswith(tr.plane_names[0])
-    assert "plane axis" in fig.figure.layout.xaxis.title.text
+    assert as_plotly(fig).layout.xaxis.title.text.startswith(tr.plane_names[0])
+    assert "plane axis" in as_plotly(fig).layout.xaxis.title.text
 
 
 def _orth(plane: np.ndarray) -> np.ndarray:
@@ -275,32 +273,33 @@ def _orth(plane: np.ndarray) -> np.ndarray:
 
 
 def test_time_axis_options_change_axis_types(traj):
-    log = main_figure(traj, options=_opts(time_axis="log")).figure
-    lin = main_figure(traj, options=_opts(time_axis="linear")).figure
+    log = as_plotly(main_figure(traj, options=_opts(time_axis="log")))
+    lin = as_plotly(main_figure(traj, options=_opts(time_axis="linear")))
     assert log.layout.xaxis2.type == "log" and lin.layout.xaxis2.type == "linear"
     assert log.layout.xaxis4.type == "log"
     eps = traj.config.init.scale
-    scaled_af = main_figure(traj, options=_opts(time_axis="linear",
+    scaled_sc = main_figure(traj, options=_opts(time_axis="linear",
                                                 time_scale="t_over_log_inv_eps"))
-    scaled = scaled_af.figure
+    scaled = as_plotly(scaled_sc)
     assert scaled.layout.xaxis2.range[1] == pytest.approx(traj.t[-1] / math.log(1 / eps))
     assert "ln(1/ε)" in scaled.layout.xaxis4.title.text
     assert lin.layout.xaxis2.range[1] == pytest.approx(traj.t[-1])
     # the cursor follows the time unit
     cur = list(scaled.data).index(next(t for t in scaled.data if t.name == "time cursor"))
-    last = _at(scaled_af, cur, "x", scaled_af.animation.n_frames - 1)
+    last = at(scaled_sc, cur, "x", scaled_sc.frames.n - 1)
     assert last[0] == pytest.approx(traj.t[-1] / math.log(1 / eps), rel=1e-6)
 
 
 def test_log_radius_is_fixed_scale(traj):
-    af = main_figure(traj, options=_opts(radius="log"))
-    r_first, r_last = _neuron_radii(af, 0), _neuron_radii(af, af.animation.n_frames - 1)
+    sc = main_figure(traj, options=_opts(radius="log"))
+    r_first, r_last = _neuron_radii(sc, 0), _neuron_radii(sc, sc.frames.n - 1)
     assert r_first.max() < r_last.max() <= 1.0 + 1e-6  # neurons grow outward on a log scale
     # the decade rings are named on the panel's axis (never over the neurons) and on hover
-    ya = af.figure.layout.yaxis
+    fig = as_plotly(sc)
+    ya = fig.layout.yaxis
     assert ya.showticklabels and ya.ticktext and all("10<sup>" in t for t in ya.ticktext)
     assert np.all(np.diff(ya.tickvals) > 0) and max(ya.tickvals) <= 1.0 + 1e-9
-    assert not [t for t in af.figure.data if t.mode == "text" and "10<sup>" in str(t.text)]
+    assert not [t for t in fig.data if t.mode == "text" and "10<sup>" in str(t.text)]
 
 
 def test_status_message_in_title():
@@ -309,9 +308,9 @@ def test_status_message_in_title():
                                     "integrator": {"method": "gd", "lr": 60.0, "t_end": 6000.0},
                                     "record": {"frames": 10, "scalars": 20}}))
     assert tr.status == "diverged"
-    fig = main_figure(tr).figure
+    fig = as_plotly(main_figure(tr))
     assert tr.message[:30] in fig.layout.title.text
-    ok = main_figure(simulate(_cfg(record__frames=5))).figure
+    ok = as_plotly(main_figure(simulate(_cfg(record__frames=5))))
     assert "⚠" not in ok.layout.title.text
 
 
@@ -319,7 +318,7 @@ def test_regression_data_has_no_accuracy_panel():
     tr = simulate(Config.from_dict({"data": {"kind": "three_point"}, "model": {"width": 8},
                                     "integrator": {"t_end": 10.0},
                                     "record": {"frames": 10, "scalars": 20}}))
-    fig = main_figure(tr).figure
+    fig = as_plotly(main_figure(tr))
     assert len(_time_axes(fig)) == 2
     assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "bias"
 
@@ -327,14 +326,14 @@ def test_regression_data_has_no_accuracy_panel():
 def test_large_width_limits_curves_and_size():
     tr = simulate(Config.from_dict({"model": {"width": 500}, "integrator": {"t_end": 40.0},
                                     "record": {"frames": 250, "scalars": 100}}))
-    af = main_figure(tr)
-    size = len(encode(af))
-    # 200 frames × 500 neurons × (x, y as float32, size as uint8, customdata) ≈ 2 MB, plus
-    # the layout and ≤ 150 norm curves: well under 5 MB
-    assert size < 5_000_000, size
-    assert af.meta["norm_curves"] <= 150
-    assert _trace(af, "max ‖w_j‖") is not None and _trace(af, "median ‖w_j‖") is not None
-    assert af.animation.n_frames == 200
+    sc = main_figure(tr)
+    size = len(encode(sc))
+    # 200 frames × 500 neurons × (in-plane direction as 2 int16, norm as float32) ≈ 1.6 MB,
+    # the norms at every frame once more for the curves, and the layout: under 2.5 MB
+    assert size < 2_500_000, size
+    assert sc.meta["norm_curves"] <= 150
+    assert _trace(sc, "max ‖w_j‖") is not None and _trace(sc, "median ‖w_j‖") is not None
+    assert sc.frames.n == 200
 
 
 def test_neuron_subset_is_deterministic_and_keeps_the_largest():
@@ -348,12 +347,12 @@ def test_neuron_subset_is_deterministic_and_keeps_the_largest():
 
 def test_presenter_mode_is_larger(traj):
     from viz.player import design_height
-    base = main_figure(traj).figure
-    big = main_figure(traj, options=_opts(presenter=True)).figure
-    assert big.layout.font.size > base.layout.font.size >= 14
+    base = main_figure(traj)
+    big = main_figure(traj, options=_opts(presenter=True))
+    assert big.layout["font"]["size"] > base.layout["font"]["size"] >= 14
     # presenter figures take the window's height, up to the one they were laid out for
-    assert big.layout.height is None and big.layout.autosize
-    assert design_height(big) >= base.layout.height
+    assert "height" not in big.layout and big.layout["autosize"]
+    assert (design_height(big) or 0) >= base.layout["height"]
 
 
 # ----------------------------------------------------------------------------- module layout
@@ -425,12 +424,47 @@ def test_phase_times_figure_colours_by_phase_and_marks_predictions() -> None:
     assert list(by_name["Phase IV, p = 2, init 0.001"].x) == [10.0]  # NaN at 30° dropped
 
 
-def test_figures_carry_the_white_template_as_written_out(traj):
-    """`viz.style.white_template` sets "plotly_white" without validating it again: the
-    payload's figure (what the browser draws) carries it whole, whatever template Plotly's
-    default is in this process (Streamlit's plotly module makes it "streamlit")."""
+def test_the_player_draws_with_plotly_white_of_the_pinned_plotly():
+    """The composer (`viz/player/scene.js`) gives every figure the "plotly_white" template;
+    the part it carries is the pinned plotly's own, value for value."""
+    import json
+
     import plotly.io as pio
 
-    header, _anim = decode(encode(main_figure(traj)))
+    js = (VIZ / "player" / "scene.js").read_text()
+    start = js.index("// BEGIN WHITE")
+    body = js[start:js.index("// END WHITE")]
+    white = json.loads(body[body.index("{"):body.rindex("}") + 1])
     want = pio.templates["plotly_white"].to_plotly_json()
-    assert header["figure"]["layout"]["template"] == want
+
+    def within(part: object, whole: object, path: str) -> None:
+        if isinstance(part, dict):
+            assert isinstance(whole, dict), path
+            for k, v in part.items():
+                assert k in whole, f"{path}.{k} is not in plotly_white"
+                within(v, whole[k], f"{path}.{k}")
+        elif isinstance(part, list) and part and isinstance(part[0], dict):
+            within(part[0], whole[0], f"{path}[0]")  # type: ignore[index]
+        else:
+            assert part == whole, path
+
+    within(white, want, "template")
+    for key in ("font", "paper_bgcolor", "plot_bgcolor", "xaxis", "yaxis", "hoverlabel"):
+        assert white["layout"][key] == want["layout"][key], key
+
+
+def test_no_plotly_figure_is_built_on_the_page_path(traj, monkeypatch):
+    """The server describes, the browser composes: describing and encoding every page's
+    animated figure builds no Plotly object (no validation on the page path)."""
+    import plotly.basedatatypes
+
+    from viz.compare import compare_figure
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("a Plotly object was built on the page path")
+
+    monkeypatch.setattr(plotly.basedatatypes.BaseFigure, "__init__", refuse)
+    monkeypatch.setattr(plotly.basedatatypes.BasePlotlyType, "__init__", refuse)
+    for opts in (_opts(), _opts(presenter=True, radius="log", time_axis="linear")):
+        assert encode(main_figure(traj, _analysis(), opts))[:4] == b"EAEP"
+        assert encode(compare_figure(traj, traj, None, _analysis(), options=opts))[:4] == b"EAEP"

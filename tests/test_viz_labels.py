@@ -5,7 +5,7 @@ paper's first preset, Compare's default pair), in normal and presenter mode.
 Geometry from the figure specs: text boxes estimated as in `viz.label_layout`, in data units
 of a neuron panel as small as it gets on screen (`PANEL_PX`; on a larger panel every box and
 marker shrinks towards its anchor, so what is apart stays apart), neuron markers at every
-animation frame from the animation's tracks (positions and sizes).
+animation frame as the player composes them (`viz.scene.neuron_points`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from dynamics.config import Config
 from dynamics.papers import PAPERS
 from dynamics.simulate import simulate
 from dynamics.timescales import with_auto_time
-from viz.animation import AnimatedFigure
+from tests.scenes import as_plotly
 from viz.compare import PANEL_PX_COMPARE, compare_figure
 from viz.header import MAX_LEGEND, legend_names
 from viz.label_layout import PANEL_PX, Box, marker_boxes, panel_text_boxes
 from viz.main_figure import main_figure
 from viz.neuron_panel import PANEL_LIMIT
 from viz.options import FigureOptions
+from viz.scene import Scene
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = {"normal": FigureOptions(), "presenter": FigureOptions(presenter=True)}
@@ -69,42 +70,36 @@ def page_runs() -> dict:
 PAGES = [*_page_configs(), "compare"]
 
 
-def _figure(page_runs: dict, page: str, mode: str) -> AnimatedFigure:
+def _figure(page_runs: dict, page: str, mode: str) -> Scene:
     if page == "compare":
         (ta, aa), (tb, ab) = page_runs["compare A"], page_runs["compare B"]
         return compare_figure(ta, tb, aa, ab, ("A", "B"), MODES[mode])
     return main_figure(*page_runs[page], MODES[mode])
 
 
-def _panels(af: AnimatedFigure) -> list[tuple[str, list[int], float]]:
-    """(x axis, its moving neuron traces, pixels per data unit at its smallest) per panel."""
-    fig = af.figure
-    compare = len([k for k in fig.layout.to_plotly_json() if k.startswith("xaxis")]) > 4
-    unit = (PANEL_PX_COMPARE if compare else PANEL_PX) / (2 * PANEL_LIMIT)
-    out = []
-    for xa in ("x", "x2") if compare else ("x",):
-        moving = [i for i, t in enumerate(fig.data) if (t.xaxis or "x") == xa
-                  and t.name in ("positive neuron", "negative neuron")]
-        out.append((xa, moving, unit))
-    return out
+def _panels(sc: Scene) -> list[tuple[str, dict, float]]:
+    """(x axis, its neurons item, pixels per data unit at its smallest) per neuron panel."""
+    items = [it for it in sc.items if it["kind"] == "neurons"]
+    unit = (PANEL_PX_COMPARE if len(items) > 1 else PANEL_PX) / (2 * PANEL_LIMIT)
+    return [(it["traces"][0]["xaxis"], it, unit) for it in items]
 
 
-def _static_marker_boxes(af: AnimatedFigure, xaxis: str, unit: float) -> list[Box]:
+def _static_marker_boxes(sc: Scene, xaxis: str, unit: float) -> list[Box]:
     """Data points' markers (arrow heads, dots) drawn in the panel."""
     out = []
-    for t in af.figure.data:
-        meta = t.meta if isinstance(t.meta, dict) else {}
-        if (t.xaxis or "x") != xaxis or not meta.get("data"):
+    for t in sc.static_traces():
+        meta = t.get("meta") if isinstance(t.get("meta"), dict) else {}
+        if t.get("xaxis", "x") != xaxis or not meta.get("data"):
             continue
-        h = (float(t.marker.size) / 2 + 1) / unit
-        out += [Box(x - h, x + h, y - h, y + h) for x, y in zip(t.x, t.y, strict=True)]
+        h = (float(t["marker"]["size"]) / 2 + 1) / unit
+        out += [Box(x - h, x + h, y - h, y + h) for x, y in zip(t["x"], t["y"], strict=True)]
     return out
 
 
-def _leaders(af: AnimatedFigure, xaxis: str) -> list[tuple[tuple, tuple]]:
-    for t in af.figure.data:
-        if (t.xaxis or "x") == xaxis and t.name == "leader lines":
-            pts = list(zip(t.x, t.y, strict=True))
+def _leaders(sc: Scene, xaxis: str) -> list[tuple[tuple, tuple]]:
+    for t in sc.static_traces():
+        if t.get("xaxis", "x") == xaxis and t.get("name") == "leader lines":
+            pts = list(zip(t["x"], t["y"], strict=True))
             return [(pts[i], pts[i + 1]) for i in range(0, len(pts) - 1, 3)]
     return []
 
@@ -117,12 +112,12 @@ def _segment_radius(p: tuple, q: tuple) -> float:
     return math.hypot(px + s * dx, py + s * dy)
 
 
-def overlaps(af: AnimatedFigure) -> dict[str, int]:
+def overlaps(sc: Scene) -> dict[str, int]:
     """Counts of label–marker (any frame) and label–label overlaps, labels outside their
     panel, and leader lines crossing the neurons' disc or another label, over every panel."""
     n = {"label-marker": 0, "label-label": 0, "outside": 0, "leaders": 0, "labels": 0}
-    for xa, moving, unit in _panels(af):
-        boxes = panel_text_boxes(af, xa, unit_px=unit, limit=PANEL_LIMIT)
+    for xa, neurons, unit in _panels(sc):
+        boxes = panel_text_boxes(sc, xa, unit_px=unit, limit=PANEL_LIMIT)
         caption = [b for t, b in boxes if "max ‖w‖" in t]
         labels = [b for t, b in boxes if "max ‖w‖" not in t]
         n["labels"] += len(labels)
@@ -130,11 +125,11 @@ def overlaps(af: AnimatedFigure) -> dict[str, int]:
         bounds = Box(-PANEL_LIMIT, PANEL_LIMIT, -PANEL_LIMIT, PANEL_LIMIT)
         n["outside"] += sum(not b.inside(bounds, tol=1e-6) for b in labels)
         n["label-label"] += sum(a.overlaps(b) for a, b in itertools.combinations(labels, 2))
-        static = _static_marker_boxes(af, xa, unit)
-        for frame in marker_boxes(af, moving, unit):
+        static = _static_marker_boxes(sc, xa, unit)
+        for frame in marker_boxes(sc, neurons, unit):
             for m in (*frame, *static):
                 n["label-marker"] += sum(m.overlaps(b) for b in labels)
-        for p, q in _leaders(af, xa):
+        for p, q in _leaders(sc, xa):
             shrunk = [Box(b.x0 + 1e-6, b.x1 - 1e-6, b.y0 + 1e-6, b.y1 - 1e-6) for b in labels]
             n["leaders"] += _segment_radius(p, q) < 1.0
             n["leaders"] += sum(b.crosses_segment(p, q) for b in shrunk) > 0
@@ -153,27 +148,28 @@ def test_labels_never_sit_on_neurons_or_each_other(page_runs, page, mode):
 
 def test_the_overlap_count_sees_a_label_on_a_neuron(page_runs):
     """The check above can fail: a label moved onto a neuron of the last frame is counted."""
-    af = main_figure(*page_runs["explorer"])
-    i = next(k for k, t in enumerate(af.figure.data) if t.name == "panel labels")
-    j = next(k for k, t in enumerate(af.figure.data) if t.name == "positive neuron")
-    last = {tr.attr: tr.at(af.animation.n_frames - 1) for tr in af.animation.tracks
-            if tr.trace == j}
-    labels = af.figure.data[i]
-    labels.x = [float(last["x"][0]), *list(labels.x)[1:]]
-    labels.y = [float(last["y"][0]), *list(labels.y)[1:]]
-    assert overlaps(af)["label-marker"] >= 1
+    from viz.scene import neuron_points
+
+    sc = main_figure(*page_runs["explorer"])
+    neurons = next(it for it in sc.items if it["kind"] == "neurons")
+    x, y, _size, _pos = neuron_points(sc, neurons, sc.frames.n - 1)
+    labels = next(it["trace"] for it in sc.items
+                  if it["kind"] == "trace" and it["trace"].get("name") == "panel labels")
+    labels["x"] = [float(x[0]), *list(labels["x"])[1:]]
+    labels["y"] = [float(y[0]), *list(labels["y"])[1:]]
+    assert overlaps(sc)["label-marker"] >= 1
 
 
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("page", PAGES)
 def test_legend_short_and_in_words_and_one_ray_per_direction(page_runs, page, mode):
-    af = _figure(page_runs, page, mode)
-    fig = af.figure
-    names = legend_names(fig)
+    sc = _figure(page_runs, page, mode)
+    fig = as_plotly(sc)
+    names = legend_names(sc)
     assert len(names) <= MAX_LEGEND, names
     assert len(names) == len(set(names)), names  # nothing repeated
     assert not [n for n in names if "_j" in n or n.startswith("a_")], names  # words
-    for xa, _moving, _unit in _panels(af):
+    for xa, _neurons, _unit in _panels(sc):
         rays = [t for t in fig.data if (t.xaxis or "x") == xa and isinstance(t.meta, dict)
                 and "direction" in t.meta]
         for a, b in itertools.combinations(rays, 2):
@@ -188,7 +184,7 @@ def test_legend_short_and_in_words_and_one_ray_per_direction(page_runs, page, mo
 
 def test_coinciding_directions_share_one_ray_named_in_words(page_runs):
     """The Explorer's default data: extremal max 1, x₊ and γ_[n] point the same way."""
-    fig = main_figure(*page_runs["explorer"]).figure
+    fig = as_plotly(main_figure(*page_runs["explorer"]))
     rays = [t for t in fig.data if isinstance(t.meta, dict) and "direction" in t.meta]
     merged = next(t for t in rays if "extremal max 1" in t.meta["direction"])
     assert {"x₊", "γ_[n]"} <= set(merged.meta["direction"].split(", "))
@@ -208,9 +204,10 @@ def test_time_panel_titles_fit_their_panels(page_runs, page, mode):
     from viz.label_layout import text_px
     from viz.player import design_height
 
-    fig = _figure(page_runs, page, mode).figure
+    sc = _figure(page_runs, page, mode)
+    fig = as_plotly(sc)
     m = fig.layout.margin
-    plot_px = 0.45 * 720 if mode == "presenter" else design_height(fig) - m.t - m.b
+    plot_px = 0.45 * 720 if mode == "presenter" else design_height(sc) - m.t - m.b
     for key in fig.layout:
         ax = fig.layout[key]
         if not key.startswith("yaxis") or not (ax.title and ax.title.text) or ax.scaleanchor:

@@ -5,6 +5,7 @@ figure specs with the text estimates of `viz.label_layout` / `viz.header`."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 
@@ -17,6 +18,7 @@ from dynamics.analysis import analyse
 from dynamics.config import Config
 from dynamics.papers import PAPERS
 from dynamics.simulate import simulate
+from tests.scenes import as_plotly
 from viz import sweeps as vs
 from viz.compare import column_px, compare_figure
 from viz.header import (
@@ -42,11 +44,11 @@ PRESENTER = FigureOptions(presenter=True)
 
 
 def _main(tr, an, options: FigureOptions | None = None) -> go.Figure:
-    return main_figure(tr, an, options).figure
+    return as_plotly(main_figure(tr, an, options))
 
 
 def _cmp(tr_a, tr_b, an_a, an_b, options: FigureOptions | None = None, **kw) -> go.Figure:
-    return compare_figure(tr_a, tr_b, an_a, an_b, options=options, **kw).figure
+    return as_plotly(compare_figure(tr_a, tr_b, an_a, an_b, options=options, **kw))
 
 
 def _run(cfg: Config):
@@ -220,15 +222,16 @@ def test_presenter_figures_are_laid_out_in_pixels(runs):
     (tr_a, an_a), (tr_b, an_b) = runs["eps1e-6"], runs["boursier"]
     wang_ma = _run(PAPERS["wang_ma"].presets(True)["four_phases"].with_updates(
         {"model.width": 40}))
-    figs = {"default": _main(*runs["default"], PRESENTER),
-            "wang_ma": _main(*wang_ma, PRESENTER),
-            "compare": _cmp(tr_a, tr_b, an_a, an_b, PRESENTER)}
+    scenes = {"default": main_figure(*runs["default"], PRESENTER),
+              "wang_ma": main_figure(*wang_ma, PRESENTER),
+              "compare": compare_figure(tr_a, tr_b, an_a, an_b, options=PRESENTER)}
     assert _fractional(_main(*wang_ma))  # the normal figure: laid out for its own height
-    for name, fig in figs.items():
+    for name, sc in scenes.items():
+        fig = as_plotly(sc)
         assert fig.layout.height is None and design_height(fig)
         assert _fractional(fig) == [], name
-        again = pixel_anchored(go.Figure(fig), design_height(fig))
-        assert again.to_plotly_json() == fig.to_plotly_json(), name  # idempotent
+        again = pixel_anchored(copy.deepcopy(sc), design_height(sc) or 0)
+        assert again.layout == sc.layout and list(again.traces()) == list(sc.traces()), name
         assert not fig.layout.updatemenus and not fig.layout.sliders  # the player's, outside
         m = fig.layout.margin
         # a 720 px window less the page header (≤ 100 px; Compare's one-line header ≤ 75 px)
@@ -331,7 +334,7 @@ def test_real_data_titles_caption_and_strip_fit_their_columns():
     tr, an = _run(cfg)
     for presenter, width in ((True, PRESENTER_WIDTH_PX), (False, 1140.0)):
         small = style_for(presenter).small
-        fig = real_data_figure(tr, an, PRESENTER if presenter else None).figure
+        fig = as_plotly(real_data_figure(tr, an, PRESENTER if presenter else None))
         columns = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis")]
         plot_w = width - fig.layout.margin.l - fig.layout.margin.r
         for ann in fig.layout.annotations[:10]:  # make_subplots' titles: x at mid-column

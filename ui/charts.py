@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from viz.options import FigureOptions
-from viz.player import design_height, fit_any_height
+from viz.player import design_height, fit_static_height
 from viz.style import plotly_config
 
 from . import player
@@ -68,7 +68,7 @@ def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = Tru
     if remember:
         st.session_state[LAST_KEY + key] = (fig, presenter, filename, width, height)
     if presenter and fig.layout.height is not None:
-        fig = fit_any_height(go.Figure(fig))
+        fig = fit_static_height(fig)
     box = f"{FIG_KEY_PREFIX}{key}"
     if presenter:
         top = design_height(fig)

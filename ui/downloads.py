@@ -24,8 +24,8 @@ import streamlit as st
 from dynamics.exports import csv_bytes
 from dynamics.papers import Claim
 from dynamics.trajectory import Trajectory
-from viz.animation import AnimatedFigure
 from viz.export import ExportUnavailable, png_available, png_bytes, standalone_html
+from viz.scene import Scene
 
 from .figures import Shown
 
@@ -33,7 +33,7 @@ RESULT_LABEL = {True: "pass", False: "FAIL", None: "illustration"}
 CLAIM_COLUMNS = ("claim", "statement", "measured", "expected", "tolerance", "result", "details",
                  "justification", "integrator")
 
-AnyFigure = go.Figure | AnimatedFigure | Shown  # a Shown is decoded only for a PNG
+AnyFigure = go.Figure | Scene | Shown  # a Shown goes as its payload
 
 
 def _cell(x: Any) -> Any:
@@ -92,8 +92,6 @@ _png_cache_lock = threading.Lock()
 
 
 def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
-    if isinstance(fig, Shown):
-        fig = fig.animated()
     """PNG export is slow (a browser renders it): the last few are kept. Runs in Streamlit's
     download thread, outside the script, so a plain lock-guarded dict rather than st.cache_*."""
     k = (fig_key, frame)
@@ -101,7 +99,7 @@ def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
         if k in _PNG_CACHE:
             _PNG_CACHE.move_to_end(k)
             return _PNG_CACHE[k]
-    out = png_bytes(fig, frame)
+    out = png_bytes(fig.payload if isinstance(fig, Shown) else fig, frame)
     with _png_cache_lock:
         _PNG_CACHE[k] = out
         while len(_PNG_CACHE) > _PNG_CACHE_SIZE:
@@ -112,9 +110,12 @@ def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
 def _fig_key(traj: Trajectory, fig: AnyFigure) -> str:
     if isinstance(fig, Shown):
         return fig.key
-    lay = fig.figure.layout if isinstance(fig, AnimatedFigure) else fig.layout
-    meta = lay.meta if isinstance(lay.meta, dict) else {}
-    return f"{traj.config.cache_key()}:{traj.n_frames}:{traj.status}:{lay.height}:" \
+    if isinstance(fig, Scene):
+        height, meta = fig.layout.get("height"), fig.layout.get("meta")
+    else:
+        height, meta = fig.layout.height, fig.layout.meta
+    meta = meta if isinstance(meta, dict) else {}
+    return f"{traj.config.cache_key()}:{traj.n_frames}:{traj.status}:{height}:" \
            f"{json.dumps(meta, sort_keys=True, default=str)}"
 
 
@@ -181,7 +182,7 @@ def download_panel(traj: Trajectory, fig: AnyFigure | None = None,
 def png_or_message(fig: AnyFigure, frame: int | None = None) -> tuple[bytes | None, str]:
     """(PNG, "") or (None, why not): for pages that want the picture itself."""
     try:
-        return png_bytes(fig, frame), ""
+        return png_bytes(fig.payload if isinstance(fig, Shown) else fig, frame), ""
     except ExportUnavailable as e:
         return None, str(e)
 

@@ -1,21 +1,29 @@
 """Scrub a control live: a family of runs along one control (ε, γ or a data angle) computed in
 the background and shipped to the player, which swaps runs while the control is dragged.
 
-`plan(link_config, param, …)` lists the control's slider values around the run on screen and
+`plan(link_config, param, …)` lists the control's slider values around the run on screen (ε:
+the sidebar slider's own ladder, `ui.settings.eps_ladder`, LADDER_HALF steps each side) and
 gives each a *planned* figure key at once (`ui.figures.planned_key`, from the link's Config: no
-run needed). `offer(family, …)` registers the plan under an id and gives the player a start
-address: nothing is computed until the visitor reaches for the scrub slider (the player then
-calls `ui.server`'s `family/<id>` route, which calls `start_offered`), so a class that only
-watches costs no speculative work. `start(family, …)` announces the keys to the figure store
-(the player's requests for them wait instead of failing), aliases the one on screen to its
-figure, and hands the others — nearest value first — to a background worker: it applies the
-auto end time where the page would (`dynamics.timescales.with_auto_time`, so cache keys match
-what the page would run), builds the figures of runs already cached, and gives the rest to the
-service's speculative queue under this session's name (`Service.prefetch(owner=…)`: only
-while no real request runs, cancelled by any, counted apart from requests), whose completion
-builds each figure. A newer family of the same session replaces the older one; a session
-keeps one offer (it holds its trajectory), and when the session ends (`ui.sessions.on_end`) its
-offer is dropped and its family's pending runs cancelled (`forget_owner`).
+run needed). `offer(family, …)` registers the plan under an id and, when the family's estimated
+cost (`dynamics.cost.estimate_seconds` of every member plus MEMBER_OVERHEAD_S for its analysis
+and figure) is at most AUTO_START_S and no other session is using the server
+(`ui.prefetch.shared`), starts it with the figure: the runs are ready before the visitor
+reaches for the slider. A costlier family, or one in a class, waits for that: the player calls
+`ui.server`'s `family/<id>` route, which calls `start_offered`. `start(family, …)` announces
+the keys to the figure store (the player's requests for them wait instead of failing), aliases
+the one on screen to its figure, and hands the others — nearest value first — to a background
+worker: it applies the auto end time where the page would (`dynamics.timescales.
+with_auto_time`, so cache keys match what the page would run), builds the figures of runs
+already cached, and gives the rest to the service's speculative workers under this session's
+name (`Service.prefetch(owner="family:…")`: in parallel while no page's run is going, and one
+run at a time at least every `FAMILY_STARVE_S` while pages keep the server busy), whose
+completion builds each figure. A newer family of the same session replaces the older one; a
+session keeps one offer (it holds its trajectory), and when the session ends
+(`ui.sessions.on_end`) its offer is dropped and its family's pending runs cancelled
+(`forget_owner`).
+
+The player keeps its scrub slider on the value of the figure it shows (`current`), and moves
+along the family while the page's own slider of the control (`Control.widget`) is dragged.
 
 A run too heavy to scrub (its simulation took over `MAX_MEMBER_S`) gets no family.
 """
@@ -31,17 +39,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamics.config import Config
-from dynamics.service import Service
+from dynamics.cost import estimate_seconds
+from dynamics.service import FAMILY, Service
 from dynamics.status import Status
 from dynamics.timescales import with_auto_time
 from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
 from . import figures, prefetch, server, sessions
+from .settings import eps_ladder, setting
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
 EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
-EPS_LADDER = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-16, 1))  # 1e-8 … 1
+LADDER_HALF = 8  # ε: this many of the slider's steps each side of the value on screen
+AUTO_START_S = 3.0  # a family estimated at most this (s of one core) starts with its figure
+MEMBER_OVERHEAD_S = 0.04  # a member's analysis and figure (s), besides its simulation
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,7 @@ class Control:
     put: Callable[[Config, float], Config]
     fmt: Callable[[float], str]
     applies: Callable[[Config], bool] = lambda _c: True
+    widget: str = ""  # the label of the sidebar slider that moves the family while dragged
 
 
 def _with_current(values: Sequence[float], current: float) -> list[float]:
@@ -63,7 +76,11 @@ def _with_current(values: Sequence[float], current: float) -> list[float]:
 
 
 def _eps_ladder(c: Config) -> list[float]:
-    return _with_current(EPS_LADDER, c.init.scale)
+    """The sidebar slider's ε values (`ui.settings.eps_ladder`) nearest the current one,
+    LADDER_HALF each side."""
+    ladder = eps_ladder(float(c.init.scale))
+    i = nearest(ladder, float(c.init.scale))
+    return _with_current(ladder[max(0, i - LADDER_HALF):i + LADDER_HALF + 1], c.init.scale)
 
 
 def _gamma_ladder(c: Config) -> list[float]:
@@ -96,7 +113,8 @@ def _g(x: float) -> str:
 CONTROLS: dict[str, Control] = {
     c.param: c for c in (
         Control("init.scale", "ε", _eps_ladder, lambda c: float(c.init.scale),
-                lambda c, v: _set(c, "init.scale", v), _g),
+                lambda c, v: _set(c, "init.scale", v), _g,
+                widget=setting("init.scale").label),
         Control("model.gamma", "γ", _gamma_ladder, lambda c: float(c.model.gamma),
                 lambda c, v: _set(c, "model.gamma", v), _g),
         Control("data.angle_deg", "angle between x₊ and x₋", _signal_angles,
@@ -142,7 +160,7 @@ class Family:
         from .player import family_arg
         return family_arg(self.control.param, self.control.label, self.values,
                           [self.control.fmt(v) for v in self.values], self.keys, self.current,
-                          choices, start)
+                          choices, start, widget=self.control.widget)
 
 
 def plan(link_config: Config, param: str, *, auto: bool,
@@ -203,12 +221,27 @@ _offers: OrderedDict[str, tuple[Family, figures.Shown, Trajectory, str, Service]
     OrderedDict()
 
 
+def estimated_s(family: Family) -> float:
+    """Seconds of one core the family's other members are expected to take (their runs, with
+    the auto end time the page applies, and MEMBER_OVERHEAD_S each)."""
+    total = 0.0
+    for i in family.order():
+        link = family.links[i]
+        if link is not None:
+            try:
+                total += estimate_seconds(_run_config(link, family.auto)) + MEMBER_OVERHEAD_S
+            except Exception:  # a member the config refuses is not run either
+                continue
+    return total
+
+
 def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str,
-          service: Service) -> str | None:
-    """Register the family so that the player can start it (`start_offered`); its id, or
-    None for a run too heavy to scrub. Cheap: nothing is computed."""
+          service: Service) -> tuple[str | None, bool]:
+    """Register the family so that the player can start it (`start_offered`), and start it
+    now when it is cheap (`estimated_s` ≤ AUTO_START_S) and the server is not shared: (its id,
+    started). (None, False) for a run too heavy to scrub."""
     if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable:
-        return None
+        return None, False
     h = hashlib.sha256("|".join([owner, *(k or "-" for k in family.keys)]).encode())
     fid = h.hexdigest()[:32]
     _forget_at_session_end(owner, service)
@@ -220,7 +253,9 @@ def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
         _offers.move_to_end(fid)
         while len(_offers) > OFFERS_MAX:
             _offers.popitem(last=False)
-    return fid
+    # a class shares the server: there a family waits until its visitor reaches for it
+    cheap = not prefetch.shared() and estimated_s(family) <= AUTO_START_S
+    return fid, cheap and start(family, on_screen, traj, owner, service)
 
 
 def start_offered(fid: str) -> bool:
@@ -241,7 +276,7 @@ def forget_owner(owner: str, service: Service | None = None) -> None:
         job = _jobs.pop(owner, None)
     svc = service or (job[1] if job else None)
     if svc is not None:
-        svc.prefetch([], owner=f"family:{owner}")
+        svc.prefetch([], owner=f"{FAMILY}{owner}")
 
 
 def _forget_at_session_end(owner: str, service: Service) -> None:
@@ -301,7 +336,7 @@ def _prepare(family: Family, service: Service, owner: str) -> None:
             _build(traj, key, family.options, service)
 
     if todo:
-        service.prefetch(todo, owner=f"family:{owner}", on_done=done, limit=len(todo))
+        service.prefetch(todo, owner=f"{FAMILY}{owner}", on_done=done, limit=len(todo))
 
 
 def _build(traj: Trajectory, planned: str, options: FigureOptions, service: Service) -> None:

@@ -1,7 +1,6 @@
-"""The one figure cache: every animated figure a page shows, built once per (trajectory,
+"""The one figure cache: every animated figure a page shows, described once per (trajectory,
 figure kind, `FigureOptions`) and shared by all sessions, kept as the payload bytes the
-browser player fetches (`ui.server`'s `fig/<key>` route) beside the `AnimatedFigure` the
-downloads need.
+browser player fetches (`ui.server`'s `fig/<key>` route) and composes (`viz.scene`).
 
 Keys are content keys: sha256 of the figure kind, `VIZ_VERSION`, the options' key and each
 trajectory's key (its config's cache key, status, frame count and last time), so a key names
@@ -23,14 +22,14 @@ from dataclasses import dataclass
 from dynamics.annotations import Analysis
 from dynamics.limits import get_limits
 from dynamics.trajectory import Trajectory
-from viz.animation import AnimatedFigure
 from viz.compare import compare_figure
 from viz.main_figure import main_figure
 from viz.options import FigureOptions
-from viz.payload import bundle_of_payload, design_height_of, encode, to_animated
+from viz.payload import bundle_of_payload, decode, design_height_of, encode
 from viz.player import design_height
 from viz.plotlyjs import bundle_for
 from viz.real_data import real_data_figure
+from viz.scene import Scene
 
 from . import server
 from .turns import TURNS
@@ -54,18 +53,17 @@ class Shown:
     bundle: str = "full"  # the Plotly.js bundle that draws it (`viz.plotlyjs`)
 
     @classmethod
-    def of(cls, key: str, payload: bytes, fig: AnimatedFigure | None = None) -> Shown:
-        """From the payload (and the figure it encodes, which spares decoding its header)."""
-        if fig is not None:
-            height = design_height(fig.figure)
-            bundle = bundle_for(tr.type or "" for tr in fig.figure.data)
+    def of(cls, key: str, payload: bytes, scene: Scene | None = None) -> Shown:
+        """From the payload (and the scene it encodes, which spares decoding its header)."""
+        if scene is not None:
+            height, bundle = design_height(scene), bundle_for(scene.trace_types())
         else:
             height, bundle = design_height_of(payload), bundle_of_payload(payload)
         return cls(key, payload, gzip.compress(payload, 6), height, bundle)
 
-    def animated(self) -> AnimatedFigure:
-        """The figure (decoded from the payload: for HTML and PNG downloads)."""
-        return to_animated(self.payload)
+    def scene(self) -> Scene:
+        """The figure's scene (decoded from the payload: for tests and the notebook)."""
+        return decode(self.payload)
 
     @property
     def nbytes(self) -> int:
@@ -185,7 +183,7 @@ _build_locks: dict[str, threading.Lock] = {}
 _locks_lock = threading.Lock()
 
 
-def _shown(key: str, build: Callable[[], AnimatedFigure]) -> Shown:
+def _shown(key: str, build: Callable[[], Scene]) -> Shown:
     """The stored figure `key`, else built once (concurrent callers of one key wait)."""
     got = STORE.get(key)
     if got is not None:
@@ -237,7 +235,7 @@ def real_data(traj: Trajectory, analysis: Analysis | None, options: FigureOption
     return _shown(key, lambda: real_data_figure(traj, analysis, options))
 
 
-def build(key: str, make: Callable[[], AnimatedFigure]) -> Shown:
+def build(key: str, make: Callable[[], Scene]) -> Shown:
     """Any other animated figure under a key from `figure_key` (compare, real data…)."""
     return _shown(key, make)
 

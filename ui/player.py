@@ -45,15 +45,17 @@ def plotly_src(bundle: str = "full") -> str:
 def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
                keys: Sequence[str | None], current: int,
                choices: Sequence[tuple[str, str]] = (),
-               start: str | None = None) -> dict[str, Any]:
+               start: str | None = None, widget: str = "") -> dict[str, Any]:
     """The player's `family`: runs along one control (`param`, its `label`), one payload key
     per value (None: cannot be computed), `current` the value on screen; `choices` are the
     (param, label) of the controls the player offers to scrub instead; `start` the offered
-    family's id (`ui.family.offer`), asked for when the visitor reaches for the slider."""
+    family's id (`ui.family.offer`), asked for when the visitor reaches for the slider (None:
+    already computing); `widget` the label of the page's slider of the same control, which
+    moves the family while it is dragged (the page's slider reports only its release)."""
     return {"param": param, "label": label, "values": list(values), "labels": list(labels),
             "sources": [f"{server.API}/fig/{k}" if k else None for k in keys],
             "current": int(current), "choices": [list(c) for c in choices],
-            "start": f"{server.API}/family/{start}" if start else None}
+            "start": f"{server.API}/family/{start}" if start else None, "widget": widget}
 
 
 def take_event(key: str) -> dict[str, Any] | None:

@@ -1,16 +1,17 @@
 """Two runs side by side on one time grid: the Compare page's figure and differences table.
 
-`compare_figure` draws one Plotly figure with frames: the neuron panels of run A and run B
-side by side (the same drawing as the main figure's neuron panel) and, on the right, shared
-time panels (max/median neuron norm, loss, accuracy) with both runs' curves, one time cursor
-and each run's phase strip above them; a narrower player stacks the neuron panels above the
-time panels (`viz.compare_layout`). The sentence under the slider names each run's phase.
+`compare_figure` describes one animated figure (a `Scene` the player composes): the neuron
+panels of run A and run B side by side (the same drawing as the main figure's neuron panel)
+and, on the right, shared time panels (max/median neuron norm, loss, accuracy) with both
+runs' curves, one time cursor and each run's phase strip above them; a narrower player
+stacks the neuron panels above the time panels (`viz.compare_layout`). The sentence under
+the slider names each run's phase.
 Frames follow a common time grid (`time_axes.common_grid`: the union of both runs'
 frame times, thinned to at most `max_frames`); at each grid time a run shows its last frame
 with t ≤ that time, so a shorter run stays on its final frame.
 
 `difference_rows` tabulates what differs: detected phase times, final loss, accuracy, stable
-rank, max angle, status. Pure: trajectories and analyses in, figure or rows out.
+rank, max angle, status. Pure: trajectories and analyses in, scene or rows out.
 """
 
 from __future__ import annotations
@@ -20,14 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
-from .animation import AnimatedFigure, Animation
-from .arrays import f32
 from .commentary import compare_captions
 from .compare_layout import (
     COLUMN_WIDTHS,
@@ -55,16 +52,17 @@ from .neuron_panel import (
     cone_trace,
     data_traces,
     guide_traces,
-    neuron_frame,
-    neuron_marker,
     neuron_subset,
+    neuron_traces,
+    neurons_item,
     radius_scale,
 )
 from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays
 from .phase_strip import plan_strip, row_px
 from .player import fit_any_height, frame_ms
-from .style import INK, NEGATIVE, OKABE_ITO, POSITIVE, white_template
+from .scene import Frames, Scene, grid, panel_title
+from .style import INK, OKABE_ITO
 from .time_axes import (
     common_grid,
     fmt_time,
@@ -162,7 +160,7 @@ def _caption_text(tr: Trajectory, f: int, top: float) -> str:
 def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis | None = None,
                    analysis_b: Analysis | None = None, labels: Sequence[str] = ("A", "B"),
                    options: FigureOptions | None = None, *, max_frames: int = 160,
-                   max_neurons: int = 300) -> AnimatedFigure:
+                   max_neurons: int = 300) -> Scene:
     """Both runs on one animated figure with a shared time cursor (see the module docstring),
     shown as `options` say (radius, time axis, presenter mode). Below NARROW_PX (normal mode)
     the player stacks the two neuron panels above the time panels (`viz.compare_layout`).
@@ -174,54 +172,47 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     trajs = (traj_a, traj_b)
     analyses = (analysis_a, analysis_b)
     spec = shared_time_spec(trajs, time_axis)
-    grid = common_grid(traj_a.t, traj_b.t, max_frames)
-    fmaps = [frames_on_grid(tr.t, grid) for tr in trajs]
+    grid_t = common_grid(traj_a.t, traj_b.t, max_frames)
+    fmaps = [frames_on_grid(tr.t, grid_t) for tr in trajs]
     classification = any(tr.classification and np.isfinite(tr.accuracy).any() for tr in trajs)
     n_time = 3 if classification else 2
 
-    specs: list[list[dict | None]] = [[{"rowspan": n_time}, {"rowspan": n_time}, {}]]
-    specs += [[None, None, {}] for _ in range(n_time - 1)]
+    scene = Scene("compare")
+    scene.panels = grid(list(COLUMN_WIDTHS), [1.0] * n_time,
+                        [(0, 0, n_time), (0, 1, n_time), *((k, 2) for k in range(n_time))],
+                        hspace=H_SPACING, vspace=0.06)
+    neuron_panels, time_panels = scene.panels[:2], scene.panels[2:]
     # run titles wrapped (at " · ") to their column's width at the narrowest figure
     narrowest = PRESENTER_WIDTH_PX - 60.0 if presenter else DESIGN_WIDTH_PX
     titles = ["<br>".join(wrap_to_px(f"<b>{labels[k]}</b>: {_short_label(tr)}", style.small,
                                      column_px(k, narrowest) - 8, sep=" · "))
               for k, tr in enumerate(trajs)]
-    fig = make_subplots(rows=n_time, cols=3, specs=specs, column_widths=list(COLUMN_WIDTHS),
-                        horizontal_spacing=H_SPACING, vertical_spacing=0.06,
-                        subplot_titles=[*titles, *[""] * n_time])
 
-    moving: list[int] = []  # trace indices updated by frames, in frame-data order
-    frame_builders = []
     unit_px = PANEL_PX_COMPARE / (2 * PANEL_LIMIT)
     for side, tr in enumerate(trajs):
-        col = side + 1
+        panel = neuron_panels[side]
         scale = radius_scale(tr, radius)
         sel = neuron_subset(np.asarray(tr.norms[-1], float), max_neurons)
         cone = cone_trace(tr, analyses[side])
         rays, label_traces = panel_overlays(tr, analyses[side], style, unit_px, size=0.9)
-        panel = [*guide_traces(scale, style), *([cone] if cone is not None else []),
-                 *data_traces(tr, style), *rays, *label_traces]
-        for g in panel:
+        for g in [*guide_traces(scale, style), *([cone] if cone is not None else []),
+                  *data_traces(tr, style), *rays, *label_traces]:
             if side:  # the legend names each kind once, from run A's panel
-                g.showlegend = False
-            fig.add_trace(g, row=1, col=col)
-        f0 = int(fmaps[side][0])
-        pos0, neg0, top0 = neuron_frame(tr, f0, sel, scale, style, True)
-        for d0, colour, symbol, key, sign in ((pos0, POSITIVE, "circle", "pos", ">"),
-                                              (neg0, NEGATIVE, "square", "neg", "<")):
-            moving.append(len(fig.data))
-            fig.add_trace(go.Scatter(
-                mode="markers", name=LEGEND_WORDS[key], legendgroup=key, legendrank=1,
-                showlegend=side == 0, x=d0["x"], y=d0["y"], customdata=d0["customdata"],
-                hovertemplate=(f"{labels[side]}: neuron %{{customdata[0]:.0f}}, a_j {sign} 0"
-                               "<br>‖w_j‖ = %{customdata[1]:.3g}<extra></extra>"),
-                marker=neuron_marker(colour, symbol, d0["marker"]["size"])),
-                row=1, col=col)
-        moving.append(len(fig.data))
-        cap = caption_below(_caption_text(tr, f0, top0), style)
-        cap.textfont.size = style.small * 0.9
-        fig.add_trace(cap, row=1, col=col)
-        frame_builders.append((tr, sel, scale))
+                g["showlegend"] = False
+            scene.trace(panel, g)
+        fidx = fmaps[side]
+        hover = tuple(f"{labels[side]}: neuron %{{customdata[0]:.0f}}, a_j {sign} 0"
+                      "<br>‖w_j‖ = %{customdata[1]:.3g}<extra></extra>" for sign in (">", "<"))
+        neurons_item(scene, panel, tr, fidx, sel, scale, style,
+                     neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"],
+                                   (hover[0], hover[1]), style, showlegend=side == 0),
+                     prefix=f"{side}.")
+        norms = np.asarray(tr.norms, dtype=float)[np.ix_(fidx, sel)]
+        tops = np.max(np.where(np.isfinite(norms), norms, 0.0), axis=1) if sel.size else \
+            np.zeros(fidx.size)
+        texts = [_caption_text(tr, int(f), float(top)) for f, top in zip(fidx, tops, strict=True)]
+        scene.trace(panel, caption_below(texts, style, style.small * 0.9),
+                    tracks=[{"attr": "text", "texts": [[x] for x in texts]}], swap=True)
 
     # -- shared time panels
     y_ranges: list[tuple[float, float]] = []
@@ -233,68 +224,52 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
         tx, mx, md = norm_envelopes(tr, spec)
         norm_vals += [mx, md]
         line = {"color": colour, "dash": dash, "width": 2.5 * style.line / 2}
-        fig.add_trace(go.Scatter(
-            x=f32(tx), y=f32(mx), mode="lines", name=f"run {lab}", legendrank=3 + side,
-            legendgroup=f"run{side}", line=line,
-            hovertemplate=f"{lab}: max ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"),
-            row=1, col=3)
-        fig.add_trace(go.Scatter(
-            x=f32(tx), y=f32(md), mode="lines", name=f"{lab}: median ‖w_j‖",
-            legendgroup=f"run{side}", showlegend=False, opacity=0.55,
-            line={"color": colour, "dash": dash, "width": 1.5 * style.line / 2},
-            hovertemplate=f"{lab}: median ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"),
-            row=1, col=3)
+        t_ref = scene.array(f"{side}.t_env", tx)
+        scene.trace(time_panels[0], {
+            "type": "scatter", "x": t_ref, "y": scene.array(f"{side}.max_norm", mx),
+            "mode": "lines", "name": f"run {lab}", "legendrank": 3 + side,
+            "legendgroup": f"run{side}", "line": line,
+            "hovertemplate": f"{lab}: max ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
+        scene.trace(time_panels[0], {
+            "type": "scatter", "x": t_ref, "y": scene.array(f"{side}.median_norm", md),
+            "mode": "lines", "name": f"{lab}: median ‖w_j‖", "legendgroup": f"run{side}",
+            "showlegend": False, "opacity": 0.55,
+            "line": {"color": colour, "dash": dash, "width": 1.5 * style.line / 2},
+            "hovertemplate": f"{lab}: median ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
         t_loss, loss = loss_series(tr)
         keep = spec.keep(t_loss) & (loss > 0)
         loss_vals.append(loss[keep])
-        fig.add_trace(go.Scatter(
-            x=f32(spec.show(t_loss[keep])), y=f32(loss[keep]), mode="lines",
-            name=f"{lab}: loss", legendgroup=f"run{side}", showlegend=False, line=line,
-            hovertemplate=f"{lab}: loss = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"),
-            row=2, col=3)
+        scene.trace(time_panels[1], {
+            "type": "scatter", "x": scene.array(f"{side}.t_loss", spec.show(t_loss[keep])),
+            "y": scene.array(f"{side}.loss", loss[keep]), "mode": "lines",
+            "name": f"{lab}: loss", "legendgroup": f"run{side}", "showlegend": False,
+            "line": line,
+            "hovertemplate": f"{lab}: loss = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
         if n_time == 3 and tr.classification:
             ta = np.asarray(tr.t, float)
             ka = spec.keep(ta)
-            fig.add_trace(go.Scatter(
-                x=f32(spec.show(ta[ka])), y=f32(tr.accuracy[ka]), mode="lines",
-                name=f"{lab}: accuracy", legendgroup=f"run{side}", showlegend=False,
-                line={**line, "shape": "hv"},
-                hovertemplate=f"{lab}: accuracy = %{{y:.0%}}<br>t = %{{x:.3g}}<extra></extra>"),
-                row=3, col=3)
+            scene.trace(time_panels[2], {
+                "type": "scatter", "x": scene.array(f"{side}.t_acc", spec.show(ta[ka])),
+                "y": scene.array(f"{side}.accuracy", tr.accuracy[ka]), "mode": "lines",
+                "name": f"{lab}: accuracy", "legendgroup": f"run{side}", "showlegend": False,
+                "line": {**line, "shape": "hv"},
+                "hovertemplate": f"{lab}: accuracy = %{{y:.0%}}<br>t = %{{x:.3g}}"
+                                 "<extra></extra>"})
     first = [v[0] for v in norm_vals if v.size and np.isfinite(v[0]) and v[0] > 0]
     y_ranges.append(log_range(np.concatenate(norm_vals) if norm_vals else np.zeros(0),
                               include=min(first) if first else None))
     y_ranges.append(log_range(np.concatenate(loss_vals) if loss_vals else np.zeros(0), 10.0))
     if n_time == 3:
         y_ranges.append((-0.04, 1.06))
+    for k, yr in enumerate(y_ranges):
+        cursor_trace(spec.show(grid_t), yr, scene, time_panels[k], "cursor")
+    style_axes(scene.panels, trajs, spec, y_ranges, n_time)
 
-    cursor_idx: list[int] = []
-    t_first = float(spec.show(grid[0])) if grid.size else 0.0
-    for k, (lo, hi) in enumerate(y_ranges):
-        cursor_idx.append(len(fig.data))
-        fig.add_trace(cursor_trace(t_first, (lo, hi)), row=k + 1, col=3)
-    style_axes(fig, trajs, spec, y_ranges, n_time)
-
-    # -- frames: the moving traces' values, played by the browser, with the commentary
-    frames: list[list[dict]] = []
-    labels_t: list[str] = []
-    for n, tg in enumerate(grid):
-        data: list[dict] = []
-        for side, (tr, sel, scale) in enumerate(frame_builders):
-            f = int(fmaps[side][n])
-            pos, neg, top = neuron_frame(tr, f, sel, scale, style, True)
-            data += [pos, neg, {"text": [_caption_text(tr, f, top)]}]
-        tc = float(spec.show(tg))
-        data += [{"x": [tc, tc]} for _ in cursor_idx]
-        frames.append(data)
-        labels_t.append(f"t = {fmt_time(float(tg))}")
+    # -- frames with the commentary; the two runs' phase strips, the header, the narrow layout
+    labels_t = [f"t = {fmt_time(float(tg))}" for tg in grid_t]
     runs = [(labels[k], trajs[k], analyses[k]) for k in (0, 1)]
-    anim = Animation.from_frames(frames, [*moving, *cursor_idx], labels_t,
-                                 frame_ms=frame_ms(len(frames)),
-                                 captions=compare_captions(runs, fmaps),
-                                 dtypes={"marker.size": "u1"})
-
-    # -- the two runs' phase strips above the time panels, the header, the narrow layout
+    scene.frames = Frames(int(grid_t.size), tuple(labels_t),
+                          tuple(compare_captions(runs, fmaps)), frame_ms(int(grid_t.size)))
     axis_px = column_px(2, PRESENTER_WIDTH_PX if presenter else NARROW_PX)
     strips = []
     row = 0
@@ -310,40 +285,39 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     # presenter mode: the plots keep ≥ 45 % of a 720 px window (a one-row legend, a title at
     # body size); under the panels, the frame caption and the axis title fit the bottom margin
     title_size = style.font if presenter else style.title
-    cap_legend(fig, rows=(1, style.small, PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R - 10)
+    cap_legend(scene, rows=(1, style.small, PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R - 10)
                if presenter else None)
     n_lines = max(len(t.split("<br>")) for t in titles[:2])
-    hd = header(title, title_size, style.font, legend_names(fig), style.small,
+    hd = header(title, title_size, style.font, legend_names(scene), style.small,
                 max(n_lines * style.small * 1.25 + 8, strip_px + 4))
     top_px, bottom_px = max(hd.top_px, 72.0), round(52 * style.font / 15)
     plot_px = int(style.height * 0.95) - 110 - 112  # the plot area keeps its height
     height = round(plot_px + top_px + bottom_px)
     head = header_layout(hd, height, style.small)
-    time_axes = [(f"x{k + 3}", f"y{k + 3}") for k in range(n_time)]
+    time_axes = [(p.x, p.y) for p in time_panels]
     shapes, anns = strips_items(strips, labels, spec, time_axes, style, 1.0)
-    fig.layout.shapes = shapes
-    fig.layout.annotations = (*fig.layout.annotations[:2], *anns)
-    white_template(fig)
-    fig.update_layout(
-        title={**head["title"], "text": title, "font": {"size": title_size, "color": INK}},
-        font={"family": style.family, "size": style.font, "color": INK},
-        height=height, margin={"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
-        legend=head["legend"],
-        hovermode="closest", hoverlabel={"font": {"size": style.small}},
-        paper_bgcolor="white", plot_bgcolor="white", uirevision="compare-figure",
-    )
-    for ann in fig.layout.annotations[:2]:
-        ann.font = {"size": style.small, "color": INK}
-    meta = {"frames": len(frames), "grid_t": [float(x) for x in grid[[0, -1]]]
-            if grid.size else [], "labels": list(labels),
-            "frame_duration_ms": anim.frame_ms, "legend_rows": hd.legend_rows,
+    run_titles = [panel_title(p, t, style.small, INK) for p, t in zip(neuron_panels, titles,
+                                                                        strict=True)]
+    meta = {"frames": int(grid_t.size), "grid_t": [float(x) for x in grid_t[[0, -1]]]
+            if grid_t.size else [], "labels": list(labels),
+            "frame_duration_ms": scene.frames.ms, "legend_rows": hd.legend_rows,
             "strip_rows": n_rows}
-    fig.update_layout(meta=meta)
-    narrow = () if presenter else (
-        (NARROW_PX, stacked_layout(fig, strips, labels, spec, time_axes, style, strip_px)),)
+    scene.layout = {
+        "title": {**head["title"], "text": title, "font": {"size": title_size, "color": INK}},
+        "font": {"family": style.family, "size": style.font, "color": INK},
+        "height": height, "margin": {"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
+        "legend": head["legend"], "hovermode": "closest",
+        "hoverlabel": {"font": {"size": style.small}}, "paper_bgcolor": "white",
+        "plot_bgcolor": "white", "uirevision": "compare-figure", "shapes": shapes,
+        "annotations": [*run_titles, *anns], "meta": meta,
+    }
+    scene.meta = dict(meta)
+    if not presenter:
+        scene.narrow = [(NARROW_PX, {"layout": stacked_layout(
+            scene.layout, strips, labels, spec, time_axes, style, strip_px)})]
     if presenter:
-        fit_any_height(fig)
-    return AnimatedFigure(fig, anim, meta, narrow=narrow)
+        fit_any_height(scene)
+    return scene
 
 
 __all__ = ["COLUMN_WIDTHS", "NARROW_PX", "PANEL_PX_COMPARE", "column_px", "compare_figure",

@@ -11,14 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import plotly.graph_objects as go
-
 from dynamics.trajectory import Trajectory
 
 from .header import DESIGN_WIDTH_PX
 from .label_layout import PANEL_PX, text_px
 from .neuron_panel import PANEL_LIMIT
 from .phase_strip import Strip, strip_items
+from .scene import Panel
 from .style import GRID, INK, Style
 from .time_axes import TimeAxisSpec, log_dtick
 
@@ -45,35 +44,37 @@ NARROW_PX = math.ceil(PANEL_PX_COMPARE / column_px(0, 1.0 + MARGIN_L + MARGIN_R)
                       + MARGIN_L + MARGIN_R)
 
 
-def style_axes(fig: go.Figure, trajs: Sequence[Trajectory], spec: TimeAxisSpec,
+def style_axes(panels: Sequence[Panel], trajs: Sequence[Trajectory], spec: TimeAxisSpec,
                y_ranges: Sequence[tuple[float, float]], n_time: int) -> None:
-    """The neuron panels' square axes and the shared time axes (log or linear)."""
+    """The neuron panels' square axes (panels 0 and 1) and the shared time axes (log or
+    linear) of the time panels after them."""
     lim = [-PANEL_LIMIT, PANEL_LIMIT]
-    for col, tr in ((1, trajs[0]), (2, trajs[1])):
+    for p, tr in zip(panels[:2], trajs, strict=True):
         xname, yname = tr.plane_names
-        fig.update_xaxes(range=lim, row=1, col=col, zeroline=True, zerolinecolor=GRID,
-                         showgrid=False, ticks="", showticklabels=False, constrain="domain",
-                         title={"text": xname, "standoff": 24})
-        fig.update_yaxes(range=lim, row=1, col=col, zeroline=True, zerolinecolor=GRID,
-                         showgrid=False, ticks="", showticklabels=False, constrain="domain",
-                         scaleanchor="x" if col == 1 else "x2", scaleratio=1,
-                         title={"text": yname, "standoff": 2})
-    for k in range(n_time):
+        p.xaxis.update(range=lim, zeroline=True, zerolinecolor=GRID, showgrid=False, ticks="",
+                       showticklabels=False, constrain="domain",
+                       title={"text": xname, "standoff": 24})
+        p.yaxis.update(range=lim, zeroline=True, zerolinecolor=GRID, showgrid=False, ticks="",
+                       showticklabels=False, constrain="domain", scaleanchor=p.x, scaleratio=1,
+                       title={"text": yname, "standoff": 2})
+    time_panels = panels[2:2 + n_time]
+    for k, p in enumerate(time_panels):
         bottom = k == n_time - 1
-        fig.update_xaxes(type="log" if spec.log else "linear", range=spec.range, row=k + 1,
-                         col=3, matches=None if k == 0 else "x3", showticklabels=bottom,
-                         gridcolor=GRID, exponentformat="power",
-                         dtick=1 if spec.log and spec.range[1] - spec.range[0] <= 8 else None,
-                         title={"text": spec.title if bottom else None, "standoff": 6})
+        p.xaxis.update(type="log" if spec.log else "linear", range=spec.range,
+                       showticklabels=bottom, gridcolor=GRID, exponentformat="power",
+                       title={"text": spec.title if bottom else None, "standoff": 6})
+        if k:
+            p.xaxis["matches"] = time_panels[0].x
+        if spec.log and spec.range[1] - spec.range[0] <= 8:
+            p.xaxis["dtick"] = 1
         lo, hi = y_ranges[k]
         title = {"text": TIME_TITLES[k], "standoff": 4}
         if k < 2:
-            fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=k + 1,
-                             col=3, gridcolor=GRID, exponentformat="power",
-                             dtick=log_dtick(lo, hi), title=title)
+            p.yaxis.update(type="log", range=[math.log10(lo), math.log10(hi)], gridcolor=GRID,
+                           exponentformat="power", dtick=log_dtick(lo, hi), title=title)
         else:
-            fig.update_yaxes(range=[lo, hi], row=k + 1, col=3, gridcolor=GRID,
-                             tickformat=".0%", dtick=0.5, title=title)
+            p.yaxis.update(range=[lo, hi], gridcolor=GRID, tickformat=".0%", dtick=0.5,
+                           title=title)
 
 
 def run_tag(name: str, size: float, room_px: float) -> str:
@@ -108,13 +109,12 @@ def strips_items(strips: Sequence[Strip], labels: Sequence[str], spec: TimeAxisS
     return shapes, anns
 
 
-def stacked_layout(fig: go.Figure, strips: Sequence[Strip], labels: Sequence[str],
+def stacked_layout(layout: dict, strips: Sequence[Strip], labels: Sequence[str],
                    spec: TimeAxisSpec, time_axes: Sequence[tuple[str, str]], style: Style,
                    strip_px: float) -> dict:
     """The layout update stacking the neuron panels (side by side, top) above the time panels
     (full width, stacked, the phase strips between): domains, run titles, strips, height."""
-    lay = fig.layout
-    top, bottom = float(lay.margin.t), float(lay.margin.b)
+    top, bottom = float(layout["margin"]["t"]), float(layout["margin"]["b"])
     height = round(top + bottom + 2.3 * PANEL_PX + strip_px)
     plot = height - top - bottom
     neuron_h = PANEL_PX / plot  # the panels' row: squares PANEL_PX tall (wider than side by side)
@@ -131,7 +131,7 @@ def stacked_layout(fig: go.Figure, strips: Sequence[Strip], labels: Sequence[str
         upd[f"xaxis{xa[1:]}"] = {"domain": [0.0, 1.0]}
         upd[f"yaxis{ya[1:]}"] = {"domain": [max(0.0, hi - each), hi]}
     shapes, anns = strips_items(strips, labels, spec, time_axes, style, t_top)
-    titles = [a.to_plotly_json() for a in lay.annotations[:2]]
+    titles = [dict(a) for a in layout["annotations"][:2]]
     for a, x in zip(titles, (0.235, 0.765), strict=True):
         a["x"] = x
     upd["shapes"] = shapes

@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING, Any
 
 from .label_layout import LINE_EM, text_lines, text_px
+from .scene import Scene
 
 DESIGN_WIDTH_PX = 780.0  # figure width every title and legend must fit (1280 px window)
 # presenter mode: no sidebar, the figure spans the window less the page's padding: 1232 px at
@@ -94,36 +94,51 @@ def header_layout(hd: Header, height: float, legend_size: float) -> dict:
     }
 
 
-def legend_names(fig: go.Figure, legend: str | None = None) -> list[str]:
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+
+def _prop(tr: Any, key: str) -> Any:
+    """A trace property of a scene's trace (a dict) or of a Plotly trace (None if unset)."""
+    return tr.get(key) if isinstance(tr, dict) else tr[key]
+
+
+def _entries(fig: Scene | go.Figure) -> list[Any]:
+    """The traces shown in the legend, in drawing order."""
+    if isinstance(fig, Scene):
+        return fig.legend_entries()
+    return [tr for tr in fig.data if tr.showlegend is not False and tr.name is not None]
+
+
+def legend_names(fig: Scene | go.Figure, legend: str | None = None) -> list[str]:
     """Names of the traces that appear in the figure's legend (`legend`: only those of that
     legend, e.g. "legend2"; None: all)."""
-    return [str(tr.name) for tr in fig.data
-            if tr.showlegend is not False and tr.name is not None
-            and (legend is None or (tr.legend or "legend") == legend)]
+    return [str(_prop(tr, "name")) for tr in _entries(fig)
+            if legend is None or (_prop(tr, "legend") or "legend") == legend]
 
 
 MAX_LEGEND = 7  # legend entries per figure; the rest are named on hover
 
 
-def cap_legend(fig: go.Figure, max_entries: int = MAX_LEGEND,
+def cap_legend(fig: Scene | go.Figure, max_entries: int = MAX_LEGEND,
                rows: tuple[int, float, float] | None = None) -> list[str]:
     """Keep at most `max_entries` entries in the legend — the lowest `legendrank` first, then
     in drawing order — and, with `rows` = (n, font size, width px), no more than fill n rows
     of a horizontal legend that wide; take the others out of it (every trace names itself on
     hover). Returns the names taken out."""
-    shown = [(tr.legendrank if tr.legendrank is not None else 1000, i, tr)
-             for i, tr in enumerate(fig.data) if tr.showlegend is not False]
+    shown = [(_prop(tr, "legendrank") if _prop(tr, "legendrank") is not None else 1000, i, tr)
+             for i, tr in enumerate(_entries(fig))]
     shown.sort(key=lambda it: (it[0], it[1]))
     keep = min(max_entries, len(shown))
     if rows is not None:
         n, size, width = rows
-        while keep > 1 and legend_rows([str(t.name) for _r, _i, t in shown[:keep]], size,
-                                       width) > n:
+        while keep > 1 and legend_rows([str(_prop(t, "name")) for _r, _i, t in shown[:keep]],
+                                       size, width) > n:
             keep -= 1
     out = []
     for _rank, _i, tr in shown[keep:]:
-        tr.showlegend = False
-        out.append(str(tr.name))
+        tr["showlegend"] = False
+        out.append(str(_prop(tr, "name")))
     return out
 
 
@@ -167,58 +182,49 @@ def top_legend_width(width_px: float, margin_l: float, margin_r: float,
     return width_px - margin_l - margin_r - column_legend_px(phase_names, size)
 
 
-def _plot_px(fig: go.Figure, height: float) -> float:
-    m = fig.layout.margin
-    return float(height - (m.t if m.t is not None else 100) - (m.b if m.b is not None else 80))
-
-
-def pixel_anchored(fig: go.Figure, height: float, width_px: float = PRESENTER_WIDTH_PX
-                   ) -> go.Figure:
-    """Make `fig` (laid out for `height` px) correct at any height: (1) ▶ Play buttons and
-    sliders under the plots, placed at a negative fraction of the plot area, move to its
-    bottom edge with the same distance as padding in px; (2) annotations above (below) the
-    plot area at a fraction beyond it move to its edge with a pixel shift; (3) a header made
-    by `header_layout` (title, then a legend at a fraction of the height) becomes a titled
-    legend (`titled_legend`) hanging from the top, its rows recounted for a figure
-    `width_px` wide and the top margin shrunk by the rows saved. Positions already in pixels
-    are left alone, so applying it twice changes nothing. Modifies and returns `fig`."""
-    plot_px = _plot_px(fig, height)
+def pixel_anchored(scene: Scene, height: float, width_px: float = PRESENTER_WIDTH_PX
+                   ) -> Scene:
+    """Make `scene` (laid out for `height` px) correct at any height: (1) annotations above
+    (below) the plot area at a fraction beyond it move to its edge with a pixel shift; (2) a
+    header made by `header_layout` (title, then a legend at a fraction of the height)
+    becomes a titled legend (`titled_legend`) hanging from the top, its rows recounted for a
+    figure `width_px` wide — the phases' legend entries moved to a column right of the plots
+    — and the top margin shrunk by the rows saved. Positions already in pixels are left
+    alone, so applying it twice changes nothing. Modifies and returns `scene`."""
+    lay = scene.layout
+    m = lay.get("margin", {})
+    plot_px = float(height - m.get("t", 100) - m.get("b", 80))
     if plot_px <= 0:
-        return fig
-    for menu in (*fig.layout.updatemenus, *fig.layout.sliders):
-        if menu.y is not None and menu.y < 0 and (menu.yanchor or "top") == "top":
-            pad_t = (menu.pad.t or 0) if menu.pad is not None else 0
-            menu.pad = {"t": round(pad_t - menu.y * plot_px)}
-            menu.y = 0.0
-    for ann in fig.layout.annotations:
-        if ann.yref != "paper" or ann.y is None:
+        return scene
+    for ann in lay.get("annotations", []):
+        y = ann.get("y")
+        if ann.get("yref") != "paper" or y is None:
             continue
-        if ann.y > 1.0 or ann.y < 0.0:
-            edge = 1.0 if ann.y > 1.0 else 0.0
-            ann.yshift = (ann.yshift or 0.0) + (ann.y - edge) * plot_px
-            ann.y = edge
-    lay = fig.layout
-    title = lay.title.to_plotly_json() if lay.title is not None else {}
-    leg = lay.legend
-    if (title.get("text") and leg.orientation == "h" and leg.yref == "container"
-            and leg.yanchor == "top" and not (leg.title and leg.title.text)):
-        size = float(leg.font.size or 14)
-        before = legend_rows(legend_names(fig, "legend"), size, DESIGN_WIDTH_PX - 10.0)
-        phases = [tr for tr in fig.data if str(tr.legendgroup or "").startswith("phase:")
-                  and tr.showlegend is not False and (tr.legend or "legend") == "legend"]
-        if phases and PHASES_LEGEND not in lay.to_plotly_json():  # phases: a right column
+        if y > 1.0 or y < 0.0:
+            edge = 1.0 if y > 1.0 else 0.0
+            ann["yshift"] = ann.get("yshift", 0.0) + (y - edge) * plot_px
+            ann["y"] = edge
+    title = lay.get("title") or {}
+    leg = lay.get("legend") or {}
+    if (title.get("text") and leg.get("orientation") == "h" and leg.get("yref") == "container"
+            and leg.get("yanchor") == "top" and not (leg.get("title") or {}).get("text")):
+        size = float((leg.get("font") or {}).get("size") or 14)
+        before = legend_rows(legend_names(scene, "legend"), size, DESIGN_WIDTH_PX - 10.0)
+        phases = [tr for tr in scene.legend_entries()
+                  if str(tr.get("legendgroup") or "").startswith("phase:")
+                  and (tr.get("legend") or "legend") == "legend"]
+        if phases and PHASES_LEGEND not in lay:  # phases: a column right of the plots
             for tr in phases:
-                tr.legend = PHASES_LEGEND
-            fig.update_layout({PHASES_LEGEND: phases_legend(size)})
-        m = lay.margin
-        wrap = top_legend_width(width_px, m.l or 80, m.r or 80,
-                                [str(tr.name) for tr in phases], size)
-        saved = max(0, before - legend_rows(legend_names(fig, "legend"), size, wrap - 10.0))
-        fig.update_layout(legend=titled_legend(leg.to_plotly_json(), title),
-                          title={"text": ""})
-        if saved and m.t is not None:
-            m.t = max(0.0, m.t - saved * legend_row_px(size))
-    return fig
+                tr["legend"] = PHASES_LEGEND
+            lay[PHASES_LEGEND] = phases_legend(size)
+        wrap = top_legend_width(width_px, m.get("l", 80), m.get("r", 80),
+                                [str(tr["name"]) for tr in phases], size)
+        saved = max(0, before - legend_rows(legend_names(scene, "legend"), size, wrap - 10.0))
+        lay["legend"] = titled_legend(leg, title)
+        lay["title"] = {"text": ""}
+        if saved and "t" in m:
+            m["t"] = max(0.0, m["t"] - saved * legend_row_px(size))
+    return scene
 
 
 __all__ = [

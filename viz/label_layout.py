@@ -6,9 +6,9 @@ fonts of `style.Style.family`). The neuron panel (±PANEL_LIMIT in data units) i
 PANEL_PX pixels wide: the narrowest it gets at a 1280 px browser window beside the sidebar,
 so boxes in data units are as large as they ever are on screen.
 
-From a figure's spec: `panel_text_boxes` gives every text box drawn in a neuron panel,
-`marker_boxes` the box of every neuron marker at every animation frame (the tracks hold
-their positions and sizes) — the tests check that no two of them overlap. Placing the
+From a figure's scene: `panel_text_boxes` gives every text box drawn in a neuron panel,
+`marker_boxes` the box of every neuron marker at every animation frame (as the player
+composes them from the run's arrays) — the tests check that no two of them overlap. Placing the
 panel's labels: `viz.rim_labels`; titles and legends: `viz.header`.
 """
 
@@ -18,9 +18,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 
-from .animation import AnimatedFigure
+from .scene import Scene, neuron_points
 
 CHAR_EM = 0.58  # mean character width / font size (DejaVu/Inter/Arial, a little generous)
 LINE_EM = 1.25  # line height / font size
@@ -115,64 +114,54 @@ def wrap_to_px(text: str, size: float, max_px: float, sep: str = " ") -> list[st
     return lines or [""]
 
 
-# ----------------------------------------------------------------------------- spec boxes
-def _frame_texts(fig: AnimatedFigure, index: int) -> list[str]:
-    out: list[str] = []
-    for tr in fig.animation.tracks:
-        if tr.trace == index and tr.attr == "text" and tr.texts is not None:
-            for t in tr.texts:
-                out += [t] if isinstance(t, str) else list(t or ())
-    return out
-
-
-def panel_text_boxes(fig: go.Figure | AnimatedFigure, xaxis: str = "x",
-                     unit_px: float | None = None,
+# ----------------------------------------------------------------------------- scene boxes
+def panel_text_boxes(scene: Scene, xaxis: str = "x", unit_px: float | None = None,
                      limit: float = 1.5) -> list[tuple[str, Box]]:
-    """(text, box) of every text drawn in the neuron panel on `xaxis`, from the figure spec;
-    a frame caption's box is the widest over all frames."""
-    animated = fig if isinstance(fig, AnimatedFigure) else None
-    fig = fig.figure if isinstance(fig, AnimatedFigure) else fig
+    """(text, box) of every text drawn in the neuron panel on `xaxis`, from the scene; a frame
+    caption's box is the widest over all frames."""
     unit = unit_px or PANEL_PX / (2 * limit)
     out: list[tuple[str, Box]] = []
-    for i, tr in enumerate(fig.data):
-        if (tr.xaxis or "x") != xaxis or tr.text is None or "text" not in (tr.mode or ""):
+    for item in scene.items:
+        if item["kind"] != "trace":
             continue
-        texts = [tr.text] if isinstance(tr.text, str) else list(tr.text)
-        if tr.name == "frame caption":
-            more = _frame_texts(animated, i) if animated is not None else []
+        tr = scene.resolve(item["trace"])
+        if tr.get("xaxis", "x") != xaxis or tr.get("text") is None \
+                or "text" not in (tr.get("mode") or ""):
+            continue
+        texts = [tr["text"]] if isinstance(tr["text"], str) else list(tr["text"])
+        if tr.get("name") == "frame caption":
+            more = [t for track in item.get("tracks", ()) if track["attr"] == "text"
+                    for frame in track["texts"] for t in frame]
             texts = [max(texts + more, key=lambda t: text_px(t, 1.0)[0])]
-        pos = tr.textposition
-        sizes = tr.textfont.size if tr.textfont and tr.textfont.size is not None else 14.0
-        pad = 0.0 if tr.name == "frame caption" else TEXT_PAD_PX
-        if "markers" in (tr.mode or "") and isinstance(tr.marker.size, int | float):
-            pad += float(tr.marker.size) / 2
+        pos = tr.get("textposition")
+        font = tr.get("textfont") or {}
+        sizes = font.get("size", 14.0)
+        pad = 0.0 if tr.get("name") == "frame caption" else TEXT_PAD_PX
+        marker = tr.get("marker") or {}
+        if "markers" in (tr.get("mode") or "") and isinstance(marker.get("size"), int | float):
+            pad += float(marker["size"]) / 2
         for k, t in enumerate(texts):
             if t:
-                p = pos if isinstance(pos, str) else list(pos)[k]
+                p = pos if isinstance(pos, str) or pos is None else list(pos)[k]
                 size = float(sizes if isinstance(sizes, int | float) else list(sizes)[k])
-                out.append((t, text_box(float(tr.x[k]), float(tr.y[k]), t, size,
+                out.append((t, text_box(float(tr["x"][k]), float(tr["y"][k]), t, size,
                                         p or "middle center", unit, pad)))
     return out
 
 
-def marker_boxes(fig: AnimatedFigure, traces: list[int], unit_px: float,
-                 rim_px: float = 1.0) -> list[list[Box]]:
-    """Per animation frame, the box (data units, `unit_px` pixels per unit) of every marker of
-    the moving `traces` (their x, y and marker.size tracks; a marker's white rim adds
-    `rim_px`)."""
-    tracks = {(t.trace, t.attr): t for t in fig.animation.tracks}
+def marker_boxes(scene: Scene, item: dict, unit_px: float, rim_px: float = 1.0
+                 ) -> list[list[Box]]:
+    """Per animation frame, the box (data units, `unit_px` pixels per unit) of every neuron
+    marker of a `neurons` item (their positions and sizes as the player composes them,
+    `viz.scene.neuron_points`; a marker's white rim adds `rim_px`)."""
     out: list[list[Box]] = []
-    for k in range(fig.animation.n_frames):
+    for k in range(scene.frames.n):
+        xs, ys, sizes, _pos = neuron_points(scene, item, k)
         boxes: list[Box] = []
-        for i in traces:
-            xs, ys = tracks[(i, "x")].at(k), tracks[(i, "y")].at(k)
-            size = tracks.get((i, "marker.size"))
-            s = size.at(k) if size is not None else np.full(len(xs), 6.0)
-            for x, y, d in zip(np.asarray(xs, float), np.asarray(ys, float),
-                               np.asarray(s, float), strict=True):
-                if np.isfinite(x) and np.isfinite(y):
-                    h = (d / 2 + rim_px) / unit_px
-                    boxes.append(Box(x - h, x + h, y - h, y + h))
+        for x, y, d in zip(xs, ys, sizes, strict=True):
+            if np.isfinite(x) and np.isfinite(y):
+                h = (d / 2 + rim_px) / unit_px
+                boxes.append(Box(x - h, x + h, y - h, y + h))
         out.append(boxes)
     return out
 

@@ -1,4 +1,4 @@
-"""The main figure: a Plotly figure and its frames as arrays, animated by the browser player.
+"""The main figure: a `Scene` the browser player composes and animates.
 
 Left: the 2D neuron panel (`viz.neuron_panel`) — each neuron w_j at its direction in the
 trajectory's plane, coloured by sign(a_j) and sized by norm, with the data, the activation-cone
@@ -8,8 +8,10 @@ phases of an `Analysis` as a strip above them and its time markers as labelled l
 (`viz.phase_strip`); under the slider, a sentence per frame (`viz.commentary`). The player
 (`viz/player/`, in the page or an exported HTML file) draws Play/Pause and the time slider.
 
-Pure: Trajectory (+ Analysis) and `FigureOptions` in, `AnimatedFigure` out; nothing here
-integrates. Frames update only the traces that move (neurons, the frame caption, cursors).
+Pure: Trajectory (+ Analysis) and `FigureOptions` in, `Scene` out; nothing here integrates
+and no Plotly object is built. The run's arrays go as they are (norms, in-plane directions,
+signs, loss, accuracy); the player composes the neurons of each frame from them, so frames
+update only the traces that move (neurons, the frame caption, cursors).
 """
 
 from __future__ import annotations
@@ -17,14 +19,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
-from .animation import AnimatedFigure, Animation
-from .arrays import f32, f64
 from .commentary import captions
 from .header import (
     DESIGN_WIDTH_PX,
@@ -38,27 +36,37 @@ from .header import (
 from .label_layout import PANEL_PX, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
+    RadiusScale,
     cone_trace,
     data_traces,
     guide_traces,
-    neuron_frame,
-    neuron_marker,
     neuron_subset,
+    neuron_traces,
+    neurons_item,
     radius_scale,
 )
 from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays, ring_ticks
-from .phase_strip import AXIS_PX, plan_strip, strip_items, tint_shapes
+from .phase_strip import AXIS_PX, Strip, plan_strip, strip_items, tint_shapes
 from .player import fit_any_height, frame_ms
-from .style import GRID, INK, NEGATIVE, POSITIVE, Style, white_template
+from .scene import Frames, Panel, Scene, grid, panel_title
+from .style import GRID, INK, NEGATIVE, POSITIVE, Style
 from .time_axes import (
+    TimeAxisSpec,
     fmt_time,
     frame_indices,
     log_dtick,
     log_range,
     time_axis_spec,
 )
-from .time_panels import cursor_trace, loss_series, norm_traces
+from .time_panels import (
+    cursor_trace,
+    envelope_traces,
+    loss_series,
+    norm_range,
+    norms_item,
+    run_norms,
+)
 from .wording import LEGEND_WORDS
 
 MARGIN_L, MARGIN_R = 64, 16
@@ -90,7 +98,7 @@ def _title(traj: Trajectory, style: Style, n_drawn: int) -> str:
 
 def main_figure(traj: Trajectory, analysis: Analysis | None = None,
                 options: FigureOptions | None = None, *, max_frames: int = 200,
-                max_curves: int = 150, max_neurons: int = 600) -> AnimatedFigure:
+                max_curves: int = 150, max_neurons: int = 600) -> Scene:
     """The animated main figure (see the module docstring), shown as `options` say (radius and
     time axes, time unit, presenter mode). At most `max_frames` animation frames,
     `max_curves` norm curves, `max_neurons` neurons.
@@ -102,193 +110,180 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     scale = radius_scale(traj, opts.radius)
     classification = traj.classification and np.isfinite(traj.accuracy).any()
     n_time = 3 if classification else 2
-    F = traj.n_frames
-    fidx = frame_indices(F, max_frames)
-    sel = neuron_subset(np.asarray(traj.norms[-1], dtype=float), max_neurons)
+    fidx = frame_indices(traj.n_frames, max_frames)
+    final = np.asarray(traj.norms[-1], dtype=float)
+    sel = neuron_subset(final, max_neurons)
+    curves = neuron_subset(final, max_curves)
 
-    specs: list[list[dict | None]] = [[{"rowspan": n_time}, {}]]
-    specs += [[None, {}] for _ in range(n_time - 1)]
-    time_titles = ["‖w_j‖", "loss", "accuracy"][:n_time]
+    scene = Scene("main")
+    panels = grid([0.47, 0.53], [1.0] * n_time,
+                  [(0, 0, n_time), *((k, 1) for k in range(n_time))],
+                  hspace=0.085, vspace=0.075)
+    scene.panels = panels
+    left, time_panels = panels[0], panels[1:]
     radius_title = ("radius ‖w_j‖ / max‖w‖" if scale.mode == "normalised"
                     else "radius log‖w_j‖")
-    fig = make_subplots(
-        rows=n_time, cols=2, specs=specs, column_widths=[0.47, 0.53],
-        horizontal_spacing=0.085, vertical_spacing=0.075,
-        subplot_titles=[f"neuron directions · {radius_title}"])
-    time_axes = [(f"x{k + 2}", f"y{k + 2}") for k in range(n_time)]
-
-    def caption_text(f: int, top: float) -> str:
-        return f"t = {fmt_time(float(traj.t[f]))} · max ‖w‖ = {top:.2g}"
+    titles = [panel_title(left, f"neuron directions · {radius_title}", style.font, INK)]
 
     # -- neuron panel: static layers, the rays and their rim labels, neurons on top
     unit_px = PANEL_PX / (2 * PANEL_LIMIT)
     rays, label_traces = panel_overlays(traj, analysis, style, unit_px)
     cone = cone_trace(traj, analysis)
-    panel = [*guide_traces(scale, style), *([cone] if cone is not None else []),
-             *data_traces(traj, style), *rays, *label_traces]
-    for tr in panel:
-        fig.add_trace(tr, row=1, col=1)
-    f_start = int(fidx[0]) if fidx.size else 0
-    signs = np.asarray(traj.a, dtype=float)[np.ix_(fidx, sel)] >= 0 if fidx.size else None
-    fixed = signs is None or bool(np.all(signs == signs[:1]))
-    pos0, neg0, top0 = neuron_frame(traj, f_start, sel, scale, style, not fixed)
-    if fixed:
-        s0 = signs[0] if signs is not None else np.ones(sel.size, bool)
-        pos0["text"] = [f"neuron {j}" for j in sel[s0]]
-        neg0["text"] = [f"neuron {j}" for j in sel[~s0]]
-        cd = "%{customdata:.3g}"
-        who = "%{text}"
-    else:
-        cd = "%{customdata[1]:.3g}"
-        who = "neuron %{customdata[0]:.0f}"
-    i_pos = len(fig.data)
-    fig.add_trace(go.Scatter(
-        mode="markers", name=LEGEND_WORDS["pos"], legendgroup="pos", legendrank=1,
-        hovertemplate=f"{who}, a_j > 0<br>‖w_j‖ = {cd}<extra></extra>",
-        x=pos0["x"], y=pos0["y"], customdata=pos0["customdata"], text=pos0.get("text"),
-        marker=neuron_marker(POSITIVE, "circle", pos0["marker"]["size"])),
-        row=1, col=1)
-    i_neg = len(fig.data)
-    fig.add_trace(go.Scatter(
-        mode="markers", name=LEGEND_WORDS["neg"], legendgroup="neg", legendrank=2,
-        hovertemplate=f"{who}, a_j < 0<br>‖w_j‖ = {cd}<extra></extra>",
-        x=neg0["x"], y=neg0["y"], customdata=neg0["customdata"], text=neg0.get("text"),
-        marker=neuron_marker(NEGATIVE, "square", neg0["marker"]["size"])),
-        row=1, col=1)
-    i_cap = len(fig.data)
-    fig.add_trace(caption_below(caption_text(f_start, top0), style), row=1, col=1)
+    for tr in [*guide_traces(scale, style), *([cone] if cone is not None else []),
+               *data_traces(traj, style), *rays, *label_traces]:
+        scene.trace(left, tr)
+    norms_ref, (cols_n, cols_c) = run_norms(scene, traj, [sel, curves])
+    a_fixed = np.asarray(traj.a, dtype=float)[np.ix_(fidx, sel)] >= 0 if fidx.size else None
+    fixed = a_fixed is None or bool(np.all(a_fixed == a_fixed[:1]))
+    who = "neuron %{customdata[0]:.0f}"
+    cd = "%{customdata[1]:.3g}"
+    hover = (f"{who}, a_j > 0<br>‖w_j‖ = {cd}<extra></extra>",
+             f"{who}, a_j < 0<br>‖w_j‖ = {cd}<extra></extra>")
+    neurons_item(scene, left, traj, fidx, sel, scale, style,
+                 neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"], hover, style),
+                 norms_ref=(norms_ref, fidx, cols_n))
+    tops = np.nanmax(np.where(np.isfinite(traj.norms[fidx][:, sel]),
+                              traj.norms[fidx][:, sel], 0.0), axis=1) if sel.size else \
+        np.zeros(fidx.size)
+    texts = [f"t = {fmt_time(float(traj.t[f]))} · max ‖w‖ = {top:.2g}"
+             for f, top in zip(fidx, tops, strict=True)]
+    scene.trace(left, caption_below(texts, style),
+                tracks=[{"attr": "text", "texts": [[x] for x in texts]}], swap=True)
 
     # -- time panels
-    cursor_idx: list[int] = []
-    y_ranges: list[tuple[float, float]] = []
-    norm_curves, (nlo, nhi), n_curves = norm_traces(traj, spec, max_curves, style)
-    for tr in norm_curves:
-        fig.add_trace(tr, row=1, col=2)
-    y_ranges.append((nlo, nhi))
+    y_ranges: list[tuple[float, float]] = [norm_range(traj, spec)]
+    norms_item(scene, time_panels[0], traj, spec, norms_ref, cols_c, curves, style)
+    if traj.width > max_curves:
+        for tr in envelope_traces(scene, traj, spec, style):
+            scene.trace(time_panels[0], tr, swap=True)
     t_loss, loss = loss_series(traj)
     keep = spec.keep(t_loss) & (loss > 0)
-    fig.add_trace(go.Scatter(
-        x=f32(spec.show(t_loss[keep])), y=f64(loss[keep]), mode="lines", name="loss",
-        showlegend=False, line={"color": INK, "width": 2.5 * style.line / 2},
-        hovertemplate="t = %{x:.3g}<br>loss = %{y:.3g}<extra></extra>"), row=2, col=2)
+    scene.trace(time_panels[1], {
+        "type": "scatter", "x": scene.array("t_loss", spec.show(t_loss[keep])),
+        "y": scene.array("loss", loss[keep], "f8"), "mode": "lines", "name": "loss",
+        "showlegend": False, "line": {"color": INK, "width": 2.5 * style.line / 2},
+        "hovertemplate": "t = %{x:.3g}<br>loss = %{y:.3g}<extra></extra>"}, swap=True)
     y_ranges.append(log_range(loss[keep], floor_decades=10.0))
     if classification:
         ta = np.asarray(traj.t, dtype=float)
         ka = spec.keep(ta)
-        fig.add_trace(go.Scatter(
-            x=f32(spec.show(ta[ka])), y=f32(traj.accuracy[ka]), mode="lines",
-            name="accuracy", showlegend=False,
-            line={"color": POSITIVE, "width": 2.5 * style.line / 2, "shape": "hv"},
-            hovertemplate="t = %{x:.3g}<br>accuracy = %{y:.0%}<extra></extra>"), row=3, col=2)
+        scene.trace(time_panels[2], {
+            "type": "scatter", "x": scene.array("t_acc", spec.show(ta[ka])),
+            "y": scene.array("accuracy", traj.accuracy[ka]), "mode": "lines",
+            "name": "accuracy", "showlegend": False,
+            "line": {"color": POSITIVE, "width": 2.5 * style.line / 2, "shape": "hv"},
+            "hovertemplate": "t = %{x:.3g}<br>accuracy = %{y:.0%}<extra></extra>"}, swap=True)
         y_ranges.append((-0.04, 1.06))
-    for k, (lo, hi) in enumerate(y_ranges):
-        cursor_idx.append(len(fig.data))
-        fig.add_trace(cursor_trace(float(spec.show(traj.t[f_start])), (lo, hi)),
-                      row=k + 1, col=2)
+    t_frames = spec.show(np.asarray(traj.t, dtype=float)[fidx])
+    for k, yr in enumerate(y_ranges):
+        cursor_trace(t_frames, yr, scene, time_panels[k], "cursor")
 
     # -- axes
-    lim = [-PANEL_LIMIT, PANEL_LIMIT]
-    d = traj.X.shape[1]
-    xname, yname = traj.plane_names
-    rings, ring_text = ring_ticks(scale, style.small * 0.9, unit_px)
-    fig.update_xaxes(range=lim, row=1, col=1, zeroline=True, zerolinecolor=GRID,
-                     showgrid=False, constrain="domain", ticks="", showticklabels=False,
-                     title={"text": f"{xname}" + (" (plane axis 1)" if d > 2 else ""),
-                            "standoff": round(style.small * 1.25 + 8)})
-    fig.update_yaxes(range=lim, row=1, col=1, zeroline=True, zerolinecolor=GRID,
-                     showgrid=False, scaleanchor="x", scaleratio=1, constrain="domain",
-                     ticks="", showticklabels=bool(rings), tickvals=rings or None,
-                     ticktext=ring_text or None, tickfont={"size": style.small * 0.9},
-                     title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else "")
-                            + (" · rings: ‖w_j‖" if rings else ""), "standoff": 2})
-    for k, (_xa, _ya) in enumerate(time_axes):
-        bottom = k == n_time - 1
-        fig.update_xaxes(
-            type="log" if spec.log else "linear", range=spec.range, row=k + 1, col=2,
-            matches=None if k == 0 else "x2", showticklabels=bottom, gridcolor=GRID,
-            exponentformat="power", dtick=1 if spec.log else None,
-            title={"text": spec.title if bottom else None, "standoff": 6})
-        lo, hi = y_ranges[k]
-        if k < 2:
-            dtick = log_dtick(lo, hi)
-            if presenter:  # short panels at 1280×720: at most ~4 labels of large text
-                dtick = max(dtick, math.ceil((math.log10(hi) - math.log10(lo)) / 3))
-            fig.update_yaxes(type="log", range=[math.log10(lo), math.log10(hi)], row=k + 1,
-                             col=2, gridcolor=GRID, exponentformat="power", dtick=dtick,
-                             title={"text": time_titles[k], "standoff": 4,
-                                    "font": {"size": style.small}})
-        else:
-            fig.update_yaxes(range=[lo, hi], row=k + 1, col=2, gridcolor=GRID,
-                             tickformat=".0%", dtick=0.5,
-                             title={"text": time_titles[k], "standoff": 4,
-                                    "font": {"size": style.small}})
+    _neuron_axes(left, traj, scale, style, unit_px)
+    _time_axes(time_panels, spec, y_ranges, style, presenter)
 
-    # -- frames: the moving traces' values, played by the browser, with the commentary
-    frames: list[list[dict]] = []
-    labels: list[str] = []
-    for f in (int(f) for f in fidx):
-        pos, neg, top = neuron_frame(traj, f, sel, scale, style, not fixed)
-        tc = float(spec.show(traj.t[f]))
-        frames.append([pos, neg, {"text": [caption_text(f, top)]},
-                       *({"x": [tc, tc]} for _ in cursor_idx)])
-        labels.append(f"t = {fmt_time(float(traj.t[f]))}")
-    anim = Animation.from_frames(frames, [i_pos, i_neg, i_cap, *cursor_idx], labels,
-                                 frame_ms=frame_ms(len(frames)),
-                                 captions=captions(traj, analysis, fidx),
-                                 dtypes={"marker.size": "u1"})
-    # the phase strip above the time panels, laid out for their narrowest width (presenter:
-    # a window without sidebar, wider axes, at most PRESENTER_LEVELS levels)
-    if presenter:
-        strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, max_rows=2,
-                           max_lanes=0, size=style.small * 0.8)
-        if strip.rows < PRESENTER_LEVELS:
-            strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX,
-                               max_rows=PRESENTER_LEVELS, size=style.small * 0.8,
-                               max_lanes=PRESENTER_LEVELS - strip.rows)
-    else:
-        strip = plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=2)
-    shapes, anns = strip_items(strip, spec, "x2", time_axes, style)
-    fig.layout.shapes = (*tint_shapes(strip, time_axes), *shapes)
+    # -- frames: labels and the commentary; the phase strip; the header
+    labels = [f"t = {fmt_time(float(traj.t[f]))}" for f in fidx]
+    scene.frames = Frames(int(fidx.size), tuple(labels),
+                          tuple(captions(traj, analysis, fidx)), frame_ms(int(fidx.size)))
+    strip = _strip(analysis, spec, style, presenter)
+    time_axes = [(p.x, p.y) for p in time_panels]
+    shapes, anns = strip_items(strip, spec, time_panels[0].x, time_axes, style)
     title = _title(traj, style, int(sel.size))
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
     below_px = max(subtitle_px, strip.height_px())
     title_size = style.font if presenter else style.title
     wrap = PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter else DESIGN_WIDTH_PX
-    cap_legend(fig, rows=(1, style.small, wrap - 10.0) if presenter else None)
-    hd = header(title, title_size, style.font, legend_names(fig), style.small, below_px,
+    cap_legend(scene, rows=(1, style.small, wrap - 10.0) if presenter else None)
+    hd = header(title, title_size, style.font, legend_names(scene), style.small, below_px,
                 width_px=wrap)
     top_px = max(hd.top_px, 72.0)
     plot_px = style.height - 96 - 118  # the plot area keeps its height
     bottom_px = round(52 * style.font / 15.0)  # tick labels and the time axis' title
     height = round(plot_px + top_px + bottom_px)
-    fig.layout.annotations = (*fig.layout.annotations, *anns)
-
     head = header_layout(hd, height, style.small)
     head["title"] = {**head["title"], "text": title, "font": {"size": title_size, "color": INK}}
     if presenter:  # any height (the figure fills the window): see `viz.header.pixel_anchored`
         head["legend"] = titled_legend(head["legend"], head["title"])
         head["title"] = {"text": ""}
-    white_template(fig)
-    fig.update_layout(
-        title=head["title"],
-        font={"family": style.family, "size": style.font, "color": INK},
-        height=height,
-        margin={"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
-        legend=head["legend"],
-        hovermode="closest",
-        hoverlabel={"font": {"size": style.small}},
-        paper_bgcolor="white", plot_bgcolor="white",
-        uirevision="main-figure",
-    )
-    fig.layout.annotations[0].font = {"size": style.font, "color": INK}  # panel title
-    meta = {"frames": len(frames), "neurons_drawn": int(sel.size), "norm_curves": n_curves,
-            "time_axis": spec.title, "frame_duration_ms": anim.frame_ms,
-            "legend_rows": hd.legend_rows,
-            "strip_rows": strip.rows, "label_lanes": strip.lanes}
-    fig.update_layout(meta=meta)
+    meta = {"frames": int(fidx.size), "neurons_drawn": int(sel.size),
+            "norm_curves": int(curves.size), "time_axis": spec.title,
+            "frame_duration_ms": scene.frames.ms, "legend_rows": hd.legend_rows,
+            "strip_rows": strip.rows, "label_lanes": strip.lanes, "signs_fixed": fixed}
+    scene.layout = {
+        "title": head["title"], "legend": head["legend"],
+        "font": {"family": style.family, "size": style.font, "color": INK},
+        "height": height, "margin": {"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
+        "hovermode": "closest", "hoverlabel": {"font": {"size": style.small}},
+        "paper_bgcolor": "white", "plot_bgcolor": "white", "uirevision": "main-figure",
+        "shapes": [*tint_shapes(strip, time_axes), *shapes], "annotations": [*titles, *anns],
+        "meta": meta,
+    }
+    scene.meta = dict(meta)
     if presenter:
-        fit_any_height(fig)
-    return AnimatedFigure(fig, anim, meta)
+        fit_any_height(scene)
+    return scene
+
+
+def _strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, presenter: bool
+           ) -> Strip:
+    """The phase strip above the time panels, laid out for their narrowest width (presenter:
+    a window without sidebar, wider axes, at most PRESENTER_LEVELS levels)."""
+    if not presenter:
+        return plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=2)
+    strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, max_rows=2,
+                       max_lanes=0, size=style.small * 0.8)
+    if strip.rows < PRESENTER_LEVELS:
+        strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX,
+                           max_rows=PRESENTER_LEVELS, size=style.small * 0.8,
+                           max_lanes=PRESENTER_LEVELS - strip.rows)
+    return strip
+
+
+def _neuron_axes(panel: Panel, traj: Trajectory, scale: RadiusScale, style: Style,
+                 unit_px: float) -> None:
+    """The neuron panel's square axes: ±PANEL_LIMIT, the plane's axis names, log rings."""
+    lim = [-PANEL_LIMIT, PANEL_LIMIT]
+    d = traj.X.shape[1]
+    xname, yname = traj.plane_names
+    rings, ring_text = ring_ticks(scale, style.small * 0.9, unit_px)
+    panel.xaxis.update(range=lim, zeroline=True, zerolinecolor=GRID, showgrid=False,
+                       constrain="domain", ticks="", showticklabels=False,
+                       title={"text": f"{xname}" + (" (plane axis 1)" if d > 2 else ""),
+                              "standoff": round(style.small * 1.25 + 8)})
+    panel.yaxis.update(range=lim, zeroline=True, zerolinecolor=GRID, showgrid=False,
+                       scaleanchor=panel.x, scaleratio=1, constrain="domain", ticks="",
+                       showticklabels=bool(rings), tickfont={"size": style.small * 0.9},
+                       title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else "")
+                              + (" · rings: ‖w_j‖" if rings else ""), "standoff": 2})
+    if rings:
+        panel.yaxis.update(tickvals=rings, ticktext=ring_text)
+
+
+def _time_axes(panels: list[Panel], spec: TimeAxisSpec, y_ranges: list[tuple[float, float]],
+               style: Style, presenter: bool) -> None:
+    """The shared time axis (log or linear, ticks on the bottom panel) and each panel's y
+    axis: ‖w_j‖ and the loss on log scales, the accuracy in percent."""
+    titles = ["‖w_j‖", "loss", "accuracy"]
+    for k, p in enumerate(panels):
+        bottom = k == len(panels) - 1
+        p.xaxis.update(type="log" if spec.log else "linear", range=spec.range,
+                       showticklabels=bottom, gridcolor=GRID, exponentformat="power",
+                       title={"text": spec.title if bottom else None, "standoff": 6})
+        if spec.log:
+            p.xaxis["dtick"] = 1
+        if k > 0:
+            p.xaxis["matches"] = panels[0].x
+        lo, hi = y_ranges[k]
+        if k < 2:
+            dtick = log_dtick(lo, hi)
+            if presenter:  # short panels at 1280×720: at most ~4 labels of large text
+                dtick = max(dtick, math.ceil((math.log10(hi) - math.log10(lo)) / 3))
+            p.yaxis.update(type="log", range=[math.log10(lo), math.log10(hi)], gridcolor=GRID,
+                           exponentformat="power", dtick=dtick)
+        else:
+            p.yaxis.update(range=[lo, hi], gridcolor=GRID, tickformat=".0%", dtick=0.5)
+        p.yaxis["title"] = {"text": titles[k], "standoff": 4, "font": {"size": style.small}}
 
 
 __all__ = ["main_figure"]

@@ -12,16 +12,16 @@ panel spans ±PANEL_LIMIT.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import plotly.graph_objects as go
 
 from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
-from .arrays import f32, typed
+from .scene import R_MIN, U_SCALE, Panel, Scene
 from .style import (
     GRID,
     INK,
@@ -64,7 +64,7 @@ class RadiusScale:
     lo: float = 0.0  # log10 norm drawn at radius R_MIN (log mode)
     hi: float = 0.0  # log10 norm drawn at radius 1 (log mode)
 
-    R_MIN = 0.08
+    R_MIN = R_MIN
 
     def radius(self, norms: np.ndarray) -> np.ndarray:
         n = np.asarray(norms, dtype=float)
@@ -95,60 +95,85 @@ def radius_scale(traj: Trajectory, mode: RadiusMode) -> RadiusScale:
     return RadiusScale("log", lo, hi)
 
 
-def neuron_frame(traj: Trajectory, f: int, sel: np.ndarray, scale: RadiusScale,
-                  style: Style, with_index: bool = True) -> tuple[dict, dict, float]:
-    """Positive and negative neuron trace updates at frame f, and the frame's max norm.
+def _lst(v: np.ndarray, digits: int = 4) -> list[float]:
+    """Short coordinates for the JSON of a static trace (4 decimals: < 0.1 px on a panel)."""
+    return np.round(np.asarray(v, dtype=float), digits).tolist()
 
-    customdata holds (neuron index, ‖w_j‖), or only ‖w_j‖ when `with_index` is False (the
-    split by sign never changes, so the index is stored once in the base trace's `text`)."""
-    norms = np.asarray(traj.norms[f, sel], dtype=float)
-    proj = np.asarray(traj.proj[f, sel], dtype=float)
-    good = np.isfinite(norms) & np.all(np.isfinite(proj), axis=1)
-    norms = np.where(good, norms, 0.0)
-    proj = np.where(good[:, None], proj, 0.0)
+
+def neurons_item(scene: Scene, panel: Panel, traj: Trajectory, fidx: np.ndarray,
+                 sel: np.ndarray, scale: RadiusScale, style: Style, traces: Sequence[dict],
+                 prefix: str = "", norms_ref: tuple[dict, np.ndarray, np.ndarray] | None = None
+                 ) -> dict:
+    """The neuron panel's moving neurons (`Scene` item ``neurons``): the run's in-plane unit
+    vectors at the animation frames `fidx` for the neurons `sel`, their norms and signs, drawn
+    as `traces` (a_j ≥ 0, a_j < 0). `norms_ref` = (reference, rows of the animation frames,
+    columns of `sel`) when the run's norms are in the scene already (the norm curves')."""
+    proj = np.asarray(traj.proj, dtype=float)[np.ix_(fidx, sel)]
+    norms = np.asarray(traj.norms, dtype=float)
+    nsel = norms[np.ix_(fidx, sel)]
+    good = np.isfinite(nsel) & np.all(np.isfinite(proj), axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        unit = np.where(norms[:, None] > 0, proj / norms[:, None], 0.0)
-    r = scale.radius(norms)
-    xy = unit * r[:, None]
-    top = float(norms.max()) if norms.size else 0.0
-    rel = norms / top if top > 0 else np.zeros_like(norms)
-    size = style.marker_min + (style.marker_max - style.marker_min) * np.sqrt(rel)
-    a = np.asarray(traj.a[f, sel], dtype=float)
+        u = np.where(good[..., None] & (nsel[..., None] > 0), proj / nsel[..., None], 0.0)
+    a = np.asarray(traj.a, dtype=float)[np.ix_(fidx, sel)]
+    sign = np.where(a >= 0, 1, -1)
+    fixed = bool(np.all(sign == sign[:1])) if sign.size else True
+    if norms_ref is None:
+        ref_n = scene.array(f"{prefix}norms_n", np.where(good, nsel, np.nan))
+        rows, cols = np.arange(fidx.size), np.arange(sel.size)
+    else:
+        ref_n, rows, cols = norms_ref
+    item = scene.add(
+        "neurons", panel, traces, swap=True,
+        u=scene.array(f"{prefix}u", np.round(np.clip(u, -1, 1) * U_SCALE), "i2"),
+        norms=ref_n, rows=scene.array(f"{prefix}rows", rows, "i4"),
+        cols=scene.array(f"{prefix}cols", cols, "i4"),
+        sign=scene.array(f"{prefix}sign", sign[:1] if fixed else sign, "i1"),
+        index=scene.array(f"{prefix}index", sel, "i4"),
+        radius={"mode": scale.mode, "lo": scale.lo, "hi": scale.hi},
+        size=[style.marker_min, style.marker_max])
+    return item
+
+
+def neuron_traces(pos_name: str, neg_name: str, hover: tuple[str, str], style: Style,
+                  showlegend: bool = True) -> list[dict]:
+    """The static properties of the two moving neuron traces (a_j ≥ 0 blue circles, a_j < 0
+    vermillion squares); `hover` their hover templates (the player fills customdata with
+    (neuron, ‖w_j‖))."""
     out = []
-    for mask in (a >= 0, a < 0):
-        cd = (f32(np.stack([sel[mask], norms[mask]], axis=1)) if with_index
-              else f32(norms[mask]))
-        out.append({"x": f32(xy[mask, 0]), "y": f32(xy[mask, 1]),
-                    "marker": {"size": typed(np.round(size[mask]), "uint8")},
-                    "customdata": cd})
-    return out[0], out[1], top
+    for name, group, colour, symbol, hov, rank in (
+            (pos_name, "pos", POSITIVE, "circle", hover[0], 1),
+            (neg_name, "neg", NEGATIVE, "square", hover[1], 2)):
+        out.append({"type": "scatter", "mode": "markers", "name": name, "legendgroup": group,
+                    "legendrank": rank, "showlegend": showlegend, "hovertemplate": hov,
+                    "marker": neuron_marker(colour, symbol, style.marker_min)})
+    return out
 
 
-def guide_traces(scale: RadiusScale, style: Style) -> list[go.Scatter]:
+def guide_traces(scale: RadiusScale, style: Style) -> list[dict]:
     """Reference circles: the unit circle (normalised) or decade rings (log; their values are
     the panel's x tick labels, `ring_ticks`, and on hover)."""
     th = np.linspace(0, 2 * np.pi, 121)
-    traces: list[go.Scatter] = []
+    traces: list[dict] = []
     if scale.mode == "normalised":
-        traces.append(go.Scatter(
-            x=f32(np.cos(th)), y=f32(np.sin(th)), mode="lines", hoverinfo="skip",
-            line={"color": GRID, "width": 1.5, "dash": "dot"}, showlegend=False,
-            name="largest norm"))
+        traces.append({"type": "scatter",
+            "x": _lst(np.cos(th)), "y": _lst(np.sin(th)), "mode": "lines", "hoverinfo": "skip",
+            "line": {"color": GRID, "width": 1.5, "dash": "dot"}, "showlegend": False,
+            "name": "largest norm"})
         return traces
     decades = range(math.ceil(scale.lo), math.floor(scale.hi) + 1)
     for k in decades:
         r = scale.of_value(10.0 ** k)
         if r <= 0:
             continue
-        traces.append(go.Scatter(
-            x=f32(r * np.cos(th[::6])), y=f32(r * np.sin(th[::6])), mode="lines",
-            line={"color": GRID, "width": 1.2, "dash": "dot"}, showlegend=False,
-            name=f"‖w_j‖ = 10^{k}", hovertemplate=f"ring: ‖w_j‖ = 10<sup>{k}</sup>"
-                                                  "<extra></extra>"))
+        traces.append({"type": "scatter",
+            "x": _lst(r * np.cos(th[::6])), "y": _lst(r * np.sin(th[::6])), "mode": "lines",
+            "line": {"color": GRID, "width": 1.2, "dash": "dot"}, "showlegend": False,
+            "name": f"‖w_j‖ = 10^{k}", "hovertemplate": f"ring: ‖w_j‖ = 10<sup>{k}</sup>"
+                                                        "<extra></extra>"})
     return traces
 
 
-def cone_trace(traj: Trajectory, analysis: Analysis | None) -> go.Scatter | None:
+def cone_trace(traj: Trajectory, analysis: Analysis | None) -> dict | None:
     """Activation-cone boundaries {w : ⟨w, x_i⟩ = 0} cut by the plane: lines ⟂ P x_i."""
     normals: np.ndarray | None = None
     if analysis is not None and analysis.cone_normals is not None:
@@ -172,16 +197,16 @@ def cone_trace(traj: Trajectory, analysis: Analysis | None) -> go.Scatter | None
             continue  # the same line twice
         seen.append(p)
         L = PANEL_LIMIT * 1.5
-        xs += [-L * p[0], L * p[0], None]
-        ys += [-L * p[1], L * p[1], None]
+        xs += [round(-L * p[0], 5), round(L * p[0], 5), None]
+        ys += [round(-L * p[1], 5), round(L * p[1], 5), None]
     if not seen:
         return None
-    return go.Scatter(x=xs, y=ys, mode="lines", name=LEGEND_WORDS["cones"], legendrank=30,
-                      line={"color": "#9A9A9A", "width": 1.3, "dash": "dot"},
-                      hoverinfo="skip", legendgroup="cones")
+    return {"type": "scatter", "x": xs, "y": ys, "mode": "lines", "name": LEGEND_WORDS["cones"],
+            "legendrank": 30, "line": {"color": "#9A9A9A", "width": 1.3, "dash": "dot"},
+            "hoverinfo": "skip", "legendgroup": "cones"}
 
 
-def data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
+def data_traces(traj: Trajectory, style: Style) -> list[dict]:
     """The data projected onto the plane, scaled so the longest x_i has length 1: arrows from
     the origin (dots beyond MAX_ARROWS points), blue for label +1, vermillion for −1, a
     light-to-dark scale for regression targets (their values are labelled on the rim:
@@ -192,7 +217,7 @@ def data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
         return []
     xy = data_xy(traj)
     n = X.shape[0]
-    traces: list[go.Scatter] = []
+    traces: list[dict] = []
     arrows = n <= MAX_ARROWS
     classification = bool(np.all(np.isin(y, (-1.0, 1.0))))
     if classification:  # one legend entry: the arrows' colours are the neurons' colours
@@ -212,29 +237,29 @@ def data_traces(traj: Trajectory, style: Style) -> list[go.Scatter]:
         if arrows:
             lx: list[float | None] = []
             ly: list[float | None] = []
-            for px, py in pts:
-                lx += [0.0, float(px), None]
-                ly += [0.0, float(py), None]
-            traces.append(go.Scatter(
-                x=lx, y=ly, mode="lines", hoverinfo="skip", showlegend=False,
-                legendgroup="data", line={"color": colour or INK, "width": style.line * 1.1},
-                opacity=0.75))
+            for px, py in np.round(pts, 5).tolist():
+                lx += [0.0, px, None]
+                ly += [0.0, py, None]
+            traces.append({"type": "scatter",
+                "x": lx, "y": ly, "mode": "lines", "hoverinfo": "skip", "showlegend": False,
+                "legendgroup": "data", "line": {"color": colour or INK, "width": style.line * 1.1},
+                "opacity": 0.75})
             angles = 90.0 - np.degrees(np.arctan2(pts[:, 1], pts[:, 0]))
             marker: dict = {"symbol": "arrow", "size": style.marker_max * ARROW_SCALE,
-                            "angle": angles.tolist(), "line": {"width": 0}}
+                            "angle": _lst(angles, 3), "line": {"width": 0}}
         else:
             marker = {"symbol": "diamond", "size": style.marker_min, "opacity": 0.55,
                       "line": {"width": 0}}
         if colour is not None:
             marker["color"] = colour
         else:
-            marker.update({"color": lab.tolist(), "colorscale": REGRESSION_SCALE,
+            marker.update({"color": _lst(lab, 6), "colorscale": REGRESSION_SCALE,
                            "showscale": False})
-        traces.append(go.Scatter(
-            x=pts[:, 0].tolist(), y=pts[:, 1].tolist(), mode="markers", marker=marker,
-            name=name, legendrank=5, meta={"data": True}, legendgroup="data",
-            showlegend=not shown, hovertext=hover,
-            hovertemplate="%{hovertext}<extra></extra>"))
+        traces.append({"type": "scatter",
+            "x": _lst(pts[:, 0], 5), "y": _lst(pts[:, 1], 5), "mode": "markers",
+            "marker": marker, "name": name, "legendrank": 5, "meta": {"data": True},
+            "legendgroup": "data", "showlegend": not shown, "hovertext": hover,
+            "hovertemplate": "%{hovertext}<extra></extra>"})
         shown = True
     return traces
 
@@ -255,5 +280,5 @@ def neuron_marker(colour: str, symbol: str, size: object) -> dict:
 
 __all__ = ["ARROW_SCALE", "LOG_DECADES", "MAX_ARROWS", "MAX_CONES", "MAX_VALUE_LABELS",
            "PANEL_LIMIT", "RAY_LENGTH", "RadiusMode", "RadiusScale", "cone_trace", "data_traces",
-           "data_xy", "guide_traces", "neuron_frame", "neuron_marker", "neuron_subset",
-           "radius_scale"]
+           "data_xy", "guide_traces", "neuron_marker", "neuron_subset", "neuron_traces",
+           "neurons_item", "radius_scale"]

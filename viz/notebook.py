@@ -10,8 +10,8 @@ Explorer's main figure (`viz.main_figure`). The result is a `NotebookFigure`: Ju
 through `_repr_html_` as the standalone page of `viz.export.standalone_html` (plotly.js
 embedded, frames, ▶ Play and slider) inside an iframe, so it animates without a network
 connection, without plotly's notebook renderers and beside other figures on the same page.
-`.html` is that page (bytes; `.save(path)` writes it) and `.figure` the animated figure
-(`viz.animation.AnimatedFigure`: the first frame as a Plotly figure plus the frames' arrays).
+`.html` is that page (bytes; `.save(path)` writes it) and `.figure` the figure's scene
+(`viz.scene.Scene`: the panels, the run's arrays and the frames, which the player composes).
 
 This composes the library and a figure the way a page does; the figure builders themselves
 stay pure (they never integrate).
@@ -31,29 +31,38 @@ from dynamics.config import Config
 from dynamics.simulate import simulate
 from dynamics.trajectory import Trajectory
 
-from .animation import AnimatedFigure
 from .export import standalone_html
 from .main_figure import main_figure
 from .options import FigureOptions
+from .scene import Scene
 
 IFRAME_MARGIN_PX = 40  # room for the page's margins around the figure inside the iframe
+PLAYER_PX = 90  # the player's controls and its line of commentary under the figure
 DEFAULT_HEIGHT_PX = 720  # when the figure leaves its height to the container
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NotebookFigure:
-    """A drawn run: the trajectory, its analysis, the animated figure and its standalone page."""
+    """A drawn run: the trajectory, its analysis, the figure's scene and its standalone page."""
 
     trajectory: Trajectory
     analysis: Analysis | None
-    figure: AnimatedFigure
+    figure: Scene
     html: bytes
 
     @property
     def height_px(self) -> int:
-        """The iframe's height: the figure's own height plus the page's margins."""
-        height = self.figure.figure.layout.height
-        return int(height or DEFAULT_HEIGHT_PX) + IFRAME_MARGIN_PX
+        """The iframe's height: the figure's own height, the player's controls and commentary
+        under it, and the page's margins."""
+        height = self.figure.layout.get("height")
+        return int(height or DEFAULT_HEIGHT_PX) + PLAYER_PX + IFRAME_MARGIN_PX
+
+    def __repr__(self) -> str:
+        """One line (a terminal IPython shows this, not the page)."""
+        c = self.trajectory.config
+        return (f"<NotebookFigure: width m = {c.model.width}, ε = {c.init.scale:g}, "
+                f"{self.figure.frames.n} frames, {self.trajectory.status}; "
+                f"{len(self.html) / 1e6:.1f} MB page (.save(path) writes it)>")
 
     def _repr_html_(self) -> str:
         doc = html.escape(self.html.decode("utf-8"), quote=True)

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 
 from dynamics.annotations import Analysis, Direction
 from dynamics.trajectory import Trajectory
@@ -102,11 +101,11 @@ def ray_groups(traj: Trajectory, analysis: Analysis | None) -> list[RayGroup]:
 
 
 def direction_traces(traj: Trajectory, analysis: Analysis | None, style: Style,
-                     length: float = RAY_LENGTH) -> list[go.Scatter]:
+                     length: float = RAY_LENGTH) -> list[dict]:
     """One ray per direction group (`ray_groups`) from the origin to `length` (times its
     in-plane share), styled by its most important member's kind, named in words; the hover
     gives every member's symbol and note. No text: `ray_labels` names them on the rim."""
-    traces: list[go.Scatter] = []
+    traces: list[dict] = []
     for g in ray_groups(traj, analysis):
         kind = g.members[0].kind
         st = DIRECTION_STYLE.get(kind, DEFAULT_DIRECTION_STYLE)
@@ -115,16 +114,17 @@ def direction_traces(traj: Trajectory, analysis: Analysis | None, style: Style,
         notes = "".join(f"<br>{d.name}: {d.note}" if d.note else f"<br>{d.name}"
                         for d in g.members)
         off_plane = f"<br>{g.length:.0%} in the plane" if g.length < 0.99 else ""
-        traces.append(go.Scatter(
-            x=[0.0, float(end[0])], y=[0.0, float(end[1])], mode="lines",
-            line={"color": str(st["color"]), "dash": str(st["dash"]),
-                  "width": float(st["width"]) * style.line / 2},
-            name=g.words, legendgroup=f"ray:{g.words}", legendrank=20 + g.rank,
-            showlegend=False, cliponaxis=False,
-            hovertemplate=f"<b>{g.words}</b>{notes}{off_plane}<extra></extra>",
-            meta={"direction": names, "kind": kind, "words": g.words, "rank": g.rank,
-                  "u": [float(g.u[0]), float(g.u[1])]},
-            opacity=0.8 if kind == "signal" else 1.0))
+        traces.append({
+            "type": "scatter", "x": [0.0, round(float(end[0]), 5)],
+            "y": [0.0, round(float(end[1]), 5)], "mode": "lines",
+            "line": {"color": str(st["color"]), "dash": str(st["dash"]),
+                     "width": float(st["width"]) * style.line / 2},
+            "name": g.words, "legendgroup": f"ray:{g.words}", "legendrank": 20 + g.rank,
+            "showlegend": False, "cliponaxis": False,
+            "hovertemplate": f"<b>{g.words}</b>{notes}{off_plane}<extra></extra>",
+            "meta": {"direction": names, "kind": kind, "words": g.words, "rank": g.rank,
+                     "u": [float(g.u[0]), float(g.u[1])]},
+            "opacity": 0.8 if kind == "signal" else 1.0})
     return traces
 
 
@@ -134,18 +134,18 @@ def label_size(style: Style) -> float:
     return style.small * (0.8 if style.small > 16 else 1.0)
 
 
-def ray_labels(rays: Sequence[go.Scatter], style: Style) -> list[RimLabel]:
+def ray_labels(rays: Sequence[dict], style: Style) -> list[RimLabel]:
     """One rim label per distinct words among the `rays` (most important first), pointing at
     every ray it names; long words may wrap onto two or three lines."""
-    by_words: dict[str, list[go.Scatter]] = {}
-    for tr in sorted(rays, key=lambda t: t.meta["rank"]):
-        by_words.setdefault(tr.meta["words"], []).append(tr)
+    by_words: dict[str, list[dict]] = {}
+    for tr in sorted(rays, key=lambda t: t["meta"]["rank"]):
+        by_words.setdefault(tr["meta"]["words"], []).append(tr)
     out = []
     for words, trs in by_words.items():
-        colour = str(trs[0].line.color)
-        hover = "<br>".join(str(t.hovertemplate).removesuffix("<extra></extra>")
+        colour = str(trs[0]["line"]["color"])
+        hover = "<br>".join(str(t["hovertemplate"]).removesuffix("<extra></extra>")
                             for t in trs)
-        out.append(RimLabel(wrap_lines(words), [tuple(t.meta["u"]) for t in trs],
+        out.append(RimLabel(wrap_lines(words), [tuple(t["meta"]["u"]) for t in trs],
                             label_size(style), colour, hover, f"ray:{words}"))
     return out
 
@@ -175,7 +175,7 @@ def _splits(n: int, parts: int) -> list[tuple[int, ...]]:
     return [(a, b) for a in range(1, n - 1) for b in range(a + 1, n)]
 
 
-def rim_traces(placed: Sequence[Placed]) -> list[go.Scatter]:
+def rim_traces(placed: Sequence[Placed]) -> list[dict]:
     """The placed rim labels as one text trace (boxes centred on their spots, hover = what
     they name) and their leader lines as one thin line trace."""
     if not placed:
@@ -188,16 +188,18 @@ def rim_traces(placed: Sequence[Placed]) -> list[go.Scatter]:
             ly += [ay, by, None]
     out = []
     if lx:
-        out.append(go.Scatter(x=lx, y=ly, mode="lines", hoverinfo="skip", showlegend=False,
-                              name="leader lines", line={"color": LEADER, "width": 1}))
-    out.append(go.Scatter(
-        x=[p.centre[0] for p in placed], y=[p.centre[1] for p in placed], mode="text",
-        text=[p.text for p in placed], textposition="middle center", showlegend=False,
-        name="panel labels", cliponaxis=False,
-        textfont={"size": [p.label.size for p in placed],
-                  "color": [p.label.colour for p in placed]},
-        hovertext=[p.label.hover for p in placed],
-        hovertemplate="%{hovertext}<extra></extra>", meta={"rim": True}))
+        out.append({"type": "scatter", "x": lx, "y": ly, "mode": "lines", "hoverinfo": "skip",
+                    "showlegend": False, "name": "leader lines",
+                    "line": {"color": LEADER, "width": 1}})
+    out.append({
+        "type": "scatter", "x": [p.centre[0] for p in placed],
+        "y": [p.centre[1] for p in placed], "mode": "text",
+        "text": [p.text for p in placed], "textposition": "middle center",
+        "showlegend": False, "name": "panel labels", "cliponaxis": False,
+        "textfont": {"size": [p.label.size for p in placed],
+                     "color": [p.label.colour for p in placed]},
+        "hovertext": [p.label.hover for p in placed],
+        "hovertemplate": "%{hovertext}<extra></extra>", "meta": {"rim": True}})
     return out
 
 
@@ -223,7 +225,7 @@ def ring_ticks(scale: RadiusScale, size: float, unit_px: float) -> tuple[list[fl
 
 
 def panel_overlays(traj: Trajectory, analysis: Analysis | None, style: Style,
-                   unit_px: float, size: float = 1.0) -> tuple[list[go.Scatter], list[go.Scatter]]:
+                   unit_px: float, size: float = 1.0) -> tuple[list[dict], list[dict]]:
     """The neuron panel's rays and their rim labels with leaders (`viz.rim_labels`) for a
     panel at least `unit_px` pixels per data unit, label fonts scaled by `size`: (ray traces,
     label traces). A ray whose label found no room is named in the legend instead."""
@@ -237,19 +239,20 @@ def panel_overlays(traj: Trajectory, analysis: Analysis | None, style: Style,
     names = {lab.name for lab in hidden}
     named: set[str] = set()
     for tr in rays:  # rays of one name share a legend group: one entry toggles them all
-        words = tr.meta["words"]
+        words = tr["meta"]["words"]
         if f"ray:{words}" in names and words not in named:
-            tr.showlegend = True
+            tr["showlegend"] = True
             named.add(words)
     return rays, rim_traces(placed)
 
 
-def caption_below(text: str, style: Style) -> go.Scatter:
-    """The frame caption (time, largest norm) under the neuron panel: no neuron goes there."""
-    return go.Scatter(x=[0.0], y=[-PANEL_LIMIT], mode="text", text=[text],
-                      textposition="bottom center", cliponaxis=False, hoverinfo="skip",
-                      showlegend=False, name="frame caption",
-                      textfont={"size": style.small, "color": INK})
+def caption_below(texts: Sequence[str], style: Style, size: float | None = None) -> dict:
+    """The frame caption (time, largest norm) under the neuron panel, `texts[k]` at frame k:
+    no neuron goes there. Returns the trace and its track."""
+    return {"type": "scatter", "x": [0.0], "y": [-PANEL_LIMIT], "mode": "text",
+            "text": [texts[0] if texts else ""], "textposition": "bottom center",
+            "cliponaxis": False, "hoverinfo": "skip", "showlegend": False,
+            "name": "frame caption", "textfont": {"size": size or style.small, "color": INK}}
 
 
 __all__ = [

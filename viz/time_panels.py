@@ -5,61 +5,73 @@ envelope), the loss (frames merged with the finer scalar samples) and the moving
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
 from dynamics.trajectory import Trajectory
 
-from .arrays import f32
-from .neuron_panel import neuron_subset
+from .scene import Panel, Scene
 from .style import INK, NEGATIVE, POSITIVE, Style
 from .time_axes import TimeAxisSpec, log_range
 
 CURSOR_LINE = {"color": "rgba(26,26,26,0.28)", "width": 7}  # the moving time cursor
 
 
-def norm_traces(traj: Trajectory, spec: TimeAxisSpec, max_curves: int,
-                style: Style) -> tuple[list[go.Scatter], tuple[float, float], int]:
-    """Per-neuron norm curves (≤ max_curves, one trace per sign with gaps) and, for larger
-    widths, the max/median envelope. Returns traces, y range and the number of curves."""
-    norms = np.asarray(traj.norms, dtype=float)
+def run_norms(scene: Scene, traj: Trajectory, sels: Sequence[np.ndarray], prefix: str = ""
+              ) -> tuple[dict, list[np.ndarray]]:
+    """The run's norms ‖w_j(t)‖ at every frame for the union of the neuron subsets `sels`, as
+    the scene's array `{prefix}norms` (frames × columns, NaN where not finite); returns its
+    reference and, per subset, its columns in it."""
+    union = np.unique(np.concatenate([np.asarray(s, dtype=int) for s in sels]))
+    ref = scene.array(f"{prefix}norms", np.asarray(traj.norms, dtype=float)[:, union])
+    return ref, [np.searchsorted(union, s) for s in sels]
+
+
+def norms_item(scene: Scene, panel: Panel, traj: Trajectory, spec: TimeAxisSpec,
+               norms_ref: dict, cols: np.ndarray, sel: np.ndarray, style: Style,
+               prefix: str = "") -> None:
+    """Per-neuron norm curves (`Scene` item ``norms``: one trace per final sign, the curves of
+    the neurons `sel` — columns `cols` of the run's norms — with gaps between them)."""
     t = np.asarray(traj.t, dtype=float)
-    keep = t > 0 if spec.log else np.ones(t.shape, bool)
-    tx = spec.show(t[keep])
-    nk = norms[keep]
-    m = norms.shape[1]
-    sel = neuron_subset(norms[-1], max_curves)
-    sign = np.asarray(traj.a[-1], dtype=float) >= 0
-    traces: list[go.Scatter] = []
-    for positive, colour, name in ((True, POSITIVE, "‖w_j‖, a_j > 0"),
-                                   (False, NEGATIVE, "‖w_j‖, a_j < 0")):
-        js = sel[sign[sel] == positive]
-        if js.size == 0:
-            continue
-        k = tx.size + 1
-        xs = np.full(js.size * k, np.nan)
-        ys = np.full(js.size * k, np.nan)
-        for i, j in enumerate(js):
-            xs[i * k:i * k + tx.size] = tx
-            ys[i * k:i * k + tx.size] = np.where(nk[:, j] > 0, nk[:, j], np.nan)
-        traces.append(go.Scatter(
-            x=f32(xs), y=f32(ys), mode="lines", name=name, showlegend=False,
-            legendgroup="pos" if positive else "neg", hoverinfo="skip",
-            line={"color": colour, "width": 1.1 * style.line / 2}, opacity=0.5))
-    if m > max_curves:
-        with np.errstate(invalid="ignore"):
-            traces.append(go.Scatter(
-                x=f32(tx), y=f32(np.nanmax(nk, axis=1)), mode="lines", name="max ‖w_j‖",
-                line={"color": INK, "width": 2.5 * style.line / 2}, showlegend=False,
-                hovertemplate="max ‖w‖ = %{y:.3g}<extra></extra>"))
-            traces.append(go.Scatter(
-                x=f32(tx), y=f32(np.nanmedian(nk, axis=1)), mode="lines",
-                name="median ‖w_j‖", showlegend=False,
-                line={"color": INK, "width": 2 * style.line / 2, "dash": "dash"},
-                hovertemplate="median ‖w‖ = %{y:.3g}<extra></extra>"))
-    lo, hi = log_range(nk, include=smallest_initial_norm(traj))
-    return traces, (lo, hi), int(sel.size)
+    rows = np.flatnonzero(spec.keep(t))
+    sign = np.asarray(traj.a[-1], dtype=float)[sel] >= 0
+    traces = [{"type": "scatter", "mode": "lines", "name": name, "showlegend": False,
+               "legendgroup": group, "hoverinfo": "skip", "opacity": 0.5,
+               "line": {"color": colour, "width": 1.1 * style.line / 2}}
+              for name, group, colour in (("‖w_j‖, a_j > 0", "pos", POSITIVE),
+                                          ("‖w_j‖, a_j < 0", "neg", NEGATIVE))]
+    scene.add("norms", panel, traces, swap=True,
+              t=scene.array(f"{prefix}t_norms", spec.show(t[rows])),
+              rows=scene.array(f"{prefix}rows_norms", rows, "i4"), norms=norms_ref,
+              cols=scene.array(f"{prefix}cols_norms", cols, "i4"),
+              sign=scene.array(f"{prefix}sign_norms", np.where(sign, 1, -1), "i1"))
+
+
+def envelope_traces(scene: Scene, traj: Trajectory, spec: TimeAxisSpec, style: Style,
+                    prefix: str = "") -> list[dict]:
+    """The max and median of ‖w_j‖ over the neurons at every frame (beside the curves of a
+    wide network), as two lines."""
+    tx, mx, md = norm_envelopes(traj, spec)
+    x = scene.array(f"{prefix}t_env", tx)
+    return [{"type": "scatter", "x": x, "y": scene.array(f"{prefix}max_norm", mx),
+             "mode": "lines",
+             "name": "max ‖w_j‖", "showlegend": False,
+             "line": {"color": INK, "width": 2.5 * style.line / 2},
+             "hovertemplate": "max ‖w‖ = %{y:.3g}<extra></extra>"},
+            {"type": "scatter", "x": x, "y": scene.array(f"{prefix}median_norm", md),
+             "mode": "lines",
+             "name": "median ‖w_j‖", "showlegend": False,
+             "line": {"color": INK, "width": 2 * style.line / 2, "dash": "dash"},
+             "hovertemplate": "median ‖w‖ = %{y:.3g}<extra></extra>"}]
+
+
+def norm_range(traj: Trajectory, spec: TimeAxisSpec) -> tuple[float, float]:
+    """The norm axis' range: every finite positive ‖w_j(t)‖ the axis shows, down to the
+    smallest initial norm (`smallest_initial_norm`)."""
+    t = np.asarray(traj.t, dtype=float)
+    nk = np.asarray(traj.norms, dtype=float)[spec.keep(t)]
+    return log_range(nk, include=smallest_initial_norm(traj))
 
 
 def smallest_initial_norm(traj: Trajectory) -> float | None:
@@ -96,12 +108,19 @@ def norm_envelopes(traj: Trajectory, spec: TimeAxisSpec
     return spec.show(t[keep]), mx, md
 
 
-def cursor_trace(x: float, y_range: tuple[float, float], width: float = 7) -> go.Scatter:
-    """The time cursor: a wide translucent vertical line at axis value x; frames move its x."""
+def cursor_trace(x: np.ndarray, y_range: tuple[float, float], scene: Scene, panel: Panel,
+                 name: str, width: float = 7) -> dict:
+    """The time cursor: a wide translucent vertical line whose x is `x[k]` at frame k (a
+    track of the scene's array `name`)."""
     lo, hi = y_range
-    return go.Scatter(x=[x, x], y=[lo, hi], mode="lines", line={**CURSOR_LINE, "width": width},
-                      hoverinfo="skip", showlegend=False, name="time cursor")
+    x = np.asarray(x, dtype=float)
+    values = scene.array(name, np.repeat(x[:, None], 2, axis=1))
+    return scene.trace(panel, {"type": "scatter", "x": [float(x[0])] * 2 if x.size else [],
+                               "y": [lo, hi], "mode": "lines",
+                               "line": {**CURSOR_LINE, "width": width}, "hoverinfo": "skip",
+                               "showlegend": False, "name": "time cursor"},
+                       tracks=[{"attr": "x", "values": values}], swap=True)
 
 
-__all__ = ["CURSOR_LINE", "cursor_trace", "loss_series", "norm_envelopes", "norm_traces",
-           "smallest_initial_norm"]
+__all__ = ["CURSOR_LINE", "cursor_trace", "envelope_traces", "loss_series", "norm_envelopes",
+           "norm_range", "norms_item", "run_norms", "smallest_initial_norm"]

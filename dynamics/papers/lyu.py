@@ -61,7 +61,7 @@ from ..config import Config, data_shape
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Rule
 from ..phases import PhaseRules
-from ..readouts import network_output
+from ..readouts import network_output, network_outputs
 from ..trajectory import Trajectory
 from .base import (
     Comparison,
@@ -278,13 +278,18 @@ def early_outputs(traj: Trajectory, t: np.ndarray) -> np.ndarray:
     xm = X @ mh  # (n,)
     out = np.empty((len(t), X.shape[0]))
     block = max(1, int(2e6 // max(base.size, 1)))
+    plus, minus = (p0 + a0)[None] / 2.0, (p0 - a0)[None] / 2.0
     for i in range(0, len(t), block):
         tt = t[i:i + block]
         ep, em = np.exp(rho * tt)[:, None], np.exp(-rho * tt)[:, None]
-        plus, minus = (p0 + a0)[None] / 2.0, (p0 - a0)[None] / 2.0
         p, a = plus * ep + minus * em, plus * ep - minus * em  # (T, m)
-        Z = base[None] + p[:, :, None] * xm[None, None]  # (T, m, n)
-        out[i:i + block] = c * np.einsum("tk,tkn->tn", a, np.where(Z > 0, Z, alpha * Z))
+        Z = p[:, :, None] * xm[None, None]  # (T, m, n), σ applied in place
+        Z += base[None]
+        if alpha == 0.0:
+            np.maximum(Z, 0.0, out=Z)
+        else:
+            np.multiply(Z, alpha, out=Z, where=Z <= 0)
+        out[i:i + block] = c * np.einsum("tk,tkn->tn", a, Z)
     return out
 
 
@@ -305,8 +310,9 @@ def early_end(traj: Trajectory, level: float = TOLERANCES["early_fit"]
     outputs, and under the early-phase flow (D2)."""
     X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
     t = np.asarray(traj.t, float)
-    outs = [network_output(traj, f, X) for f in range(traj.n_frames)]
-    fit = np.array([float(np.mean(y * h)) if h is not None else np.nan for h in outs])
+    frames, h = network_outputs(traj, X)
+    fit = np.full(traj.n_frames, np.nan)
+    fit[frames] = h @ y / len(y)
     m = float(np.linalg.norm(mu(traj)))
     rho = float(traj.config.model.c) * (1.0 + float(traj.config.model.gamma)) * m / 2.0
     horizon = min(float(t[-1]), 100.0 / max(rho, 1e-300))  # e^{2ρt} stays finite

@@ -1,11 +1,14 @@
-"""The browser player of every animated figure: its static files (`player.js`, `player.css`,
-`component.html` — the Streamlit component's page) and the Python side of what it plays.
+"""The browser player of every animated figure: its static files (`scene.js` composes a
+`viz.scene.Scene` into Plotly traces and a layout, `player.js` plays it, `component.js` and
+`index.html` are the Streamlit component's page, `player.css`) and the Python side of what it
+plays.
 
-The player draws a figure's first frame with Plotly.js, then plays, pauses and seeks its
-frames (`viz.animation.Animation`, sent as `viz.payload` bytes): ▶/❚❚, a time slider, the
-frame's label and its sentence of commentary, ← → keys. It swaps runs of a family when a
-control is scrubbed. The same files run in the dashboard (`ui.player`) and in an exported
-HTML page (`viz.export`), which inlines them with Plotly.js for use with no network.
+The player composes a figure from its scene (sent as `viz.payload` bytes), draws it with
+Plotly.js, then plays, pauses and seeks its frames, updating only the traces that move: ▶/❚❚,
+a time slider, the frame's label and its sentence of commentary, ← → keys. It swaps runs of a
+family when a control is scrubbed. The same files run in the dashboard (`ui.player`) and in
+an exported HTML page (`viz.export`), which inlines them with Plotly.js for use with no
+network.
 
 One pass of the animation lasts about PLAY_SECONDS whatever the number of frames.
 """
@@ -18,6 +21,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..header import pixel_anchored
+from ..scene import Scene
 
 PLAY_SECONDS = 9.0  # one pass of the animation, whatever the number of frames
 HERE = Path(__file__).resolve().parent
@@ -34,27 +38,41 @@ def asset(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
-def fit_any_height(fig: go.Figure) -> go.Figure:
-    """Let `fig` take the height of its container (presenter mode: the window's): legend,
+def fit_any_height(scene: Scene) -> Scene:
+    """Let `scene` take the height of its container (presenter mode: the window's): legend,
     label rows and annotations pinned to pixel offsets (`viz.header.pixel_anchored`), layout
     height unset with autosize on, and the height it was laid out for kept in
-    `layout.meta[DESIGN_HEIGHT]` (the player never grows it beyond). Modifies, returns `fig`."""
-    h = fig.layout.height
+    `layout.meta[DESIGN_HEIGHT]` (the player never grows it beyond). Modifies, returns it."""
+    lay = scene.layout
+    h = lay.get("height")
     if h is not None:
-        pixel_anchored(fig, float(h))
-        meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
-        fig.update_layout(meta={**meta, DESIGN_HEIGHT: int(h)})
-    fig.update_layout(height=None, autosize=True)
-    return fig
+        pixel_anchored(scene, float(h))
+        meta = dict(lay["meta"]) if isinstance(lay.get("meta"), dict) else {}
+        lay["meta"] = {**meta, DESIGN_HEIGHT: int(h)}
+    lay.pop("height", None)
+    lay["autosize"] = True
+    return scene
 
 
-def design_height(fig: go.Figure) -> int | None:
-    """The height `fig` was laid out for (before `fit_any_height`), if known."""
-    meta = fig.layout.meta
+def fit_static_height(fig: go.Figure) -> go.Figure:
+    """`fit_any_height` for a static Plotly figure (a page's chart without frames): a new
+    figure, `fig` unchanged."""
+    d = fig.to_plotly_json()
+    scene = Scene("static", items=[{"kind": "trace", "trace": t} for t in d.get("data", [])],
+                  layout=d.get("layout", {}))
+    fit_any_height(scene)
+    return go.Figure({"data": [it["trace"] for it in scene.items], "layout": scene.layout})
+
+
+def design_height(fig: Scene | go.Figure) -> int | None:
+    """The height a scene or a static figure was laid out for (before `fit_any_height`)."""
+    lay = fig.layout if isinstance(fig, Scene) else fig.layout.to_plotly_json()
+    meta = lay.get("meta")
     if isinstance(meta, dict) and meta.get(DESIGN_HEIGHT):
         return int(meta[DESIGN_HEIGHT])
-    return None if fig.layout.height is None else int(fig.layout.height)
+    h = lay.get("height")
+    return None if h is None else int(h)
 
 
 __all__ = ["DESIGN_HEIGHT", "HERE", "PLAY_SECONDS", "asset", "design_height",
-           "fit_any_height", "frame_ms"]
+           "fit_any_height", "fit_static_height", "frame_ms"]

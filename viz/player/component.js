@@ -125,13 +125,43 @@
         player.familyKey = famKey;
         player.familyRuns = new Map();
         player.setFamily(fam, fetchRun);
+      } else if (fam) {
+        player.syncFamily(fam.current);  // the page moved the control: one value, one state
       }
+      watchWidget(fam);
       onHeight(root.getBoundingClientRect().height);
     }).catch(function (e) {
       player.error = String(e);
       player.setStatus("The figure could not be drawn: " + e.message);
       onHeight(root.getBoundingClientRect().height);
     }).then(finish, finish);
+  }
+
+  /* The page's own slider of the family's control (the sidebar's ε) reports its value only
+   * when released; while it is dragged its thumb's aria-valuetext changes, which moves the
+   * player along the family (same origin: the component's frame may read its page). */
+  let watched = null;
+  let watcher = null;
+  function watchWidget(fam) {
+    let input = null;
+    try {
+      if (fam && fam.widget) {
+        const sel = 'input[type="range"][aria-label="' + CSS.escape(fam.widget) + '"]';
+        input = window.parent.document.querySelector(sel);
+      }
+    } catch (e) {
+      input = null;  // another origin: the page's slider moves the figure on release only
+    }
+    if (input === watched) return;
+    if (watcher) watcher.disconnect();
+    watched = input;
+    watcher = null;
+    if (!input) return;
+    watcher = new MutationObserver(function () {
+      const v = parseFloat(input.getAttribute("aria-valuetext"));
+      if (isFinite(v)) player.scrubToValue(v);
+    });
+    watcher.observe(input, { attributes: true, attributeFilter: ["aria-valuetext"] });
   }
 
   window.addEventListener("message", function (ev) {

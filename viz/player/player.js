@@ -1,100 +1,28 @@
 /* The Early Alignment Explorer's figure player.
  *
- * Draws a figure payload (viz/payload.py: b"EAEP", u32 version, u32 header length, JSON
- * header, arrays) with Plotly.js and plays its frames: ▶/❚❚, a time slider, the frame's label
- * and a sentence of commentary, ← → Home End and space keys. With a family (runs of one
+ * Draws a figure payload (viz/payload.py, composed by scene.js) with Plotly.js and plays its
+ * frames: ▶/❚❚, a time slider, the frame's label and a sentence of commentary, ← → Home End
+ * and space keys. A frame updates only the traces that move (Plotly.animate without a
+ * redraw: the axes, labels and phase strip stay as drawn). With a family (runs of one
  * control's values) a second slider swaps runs while it is dragged, without a server round
- * trip; its release is reported to the page.
+ * trip: a swap updates only the traces of the run's data (neurons, curves, cursors, caption)
+ * and the axes' ranges; the new run's labels, rays and phase strip are drawn once the slider
+ * rests (SETTLE_MS). Its release is reported to the page.
  *
- * One file for two hosts: the dashboard's Streamlit component (component.html: args arrive by
+ * One file for two hosts: the dashboard's Streamlit component (index.html: args arrive by
  * postMessage, the payload from the server's /api/eae/fig/<key> route or inline) and an
  * offline HTML export (viz/export.py calls EAEPlayer.mount with the payload inline).
  * `window.EAEPlayer.players` exposes the mounted players' state to tests.
  */
 (function () {
   "use strict";
-  const NP = { f4: Float32Array, f8: Float64Array, u1: Uint8Array, i4: Int32Array,
-               u2: Uint16Array, i2: Int16Array, i1: Int8Array, u4: Uint32Array };
   const EAE = (window.EAEPlayer = window.EAEPlayer || { players: [] });
+  const SETTLE_MS = 180;  // a scrub at rest this long: the run's axes, labels and strip drawn
 
-  /* ------------------------------------------------------------------ payload */
-  function toArrayBuffer(data) {
-    if (data instanceof ArrayBuffer) return data;
-    // a view into a larger buffer (Streamlit's bytes args): copy so typed views are aligned
-    return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
-  }
-
-  function decode(data) {
-    const buf = toArrayBuffer(data);
-    const u8 = new Uint8Array(buf);
-    const magic = String.fromCharCode(u8[0], u8[1], u8[2], u8[3]);
-    if (magic !== "EAEP") throw new Error("not a figure payload");
-    const dv = new DataView(buf);
-    const version = dv.getUint32(4, true);
-    if (version !== 2) throw new Error("payload version " + version);
-    const n = dv.getUint32(8, true);
-    const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 12, n)));
-    let start = 12 + n;
-    start += (8 - (start % 8)) % 8;
-    // the figure's arrays live in the binary part: typed-array views in their place
-    const lift = function (o) {
-      if (Array.isArray(o)) return o.map(lift);
-      if (o && typeof o === "object") {
-        const ref = o["$array"];
-        if (ref) {
-          const a = new NP[ref.dtype](buf, start + ref.offset, ref.count);
-          if (!ref.shape || ref.shape.length < 2) return a;
-          const w = ref.shape.slice(1).reduce((x, y) => x * y, 1);
-          const rows = [];
-          for (let i = 0; i < a.length; i += w) rows.push(a.subarray(i, i + w));
-          return rows;
-        }
-        const out = {};
-        for (const k of Object.keys(o)) out[k] = lift(o[k]);
-        return out;
-      }
-      return o;
-    };
-    header.figure.data = lift(header.figure.data || []);
-    const fr = header.frames;
-    const tracks = fr.tracks.map(function (e) {
-      const t = { trace: e.trace, path: e.attr.split("."), dtype: e.dtype };
-      if (e.texts) {
-        t.texts = e.texts;
-      } else {
-        t.values = new NP[e.dtype](buf, start + e.values.offset, e.values.count);
-        t.offsets = new Int32Array(buf, start + e.offsets.offset, e.offsets.count);
-        t.shape = e.shape || null;
-      }
-      return t;
-    });
-    return { figure: header.figure, meta: header.meta || {}, frames: fr, tracks: tracks,
-             narrow: header.narrow || [] };
-  }
-
-  function valueAt(t, k) {
-    if (t.texts) return t.texts[k];
-    let v = t.values.subarray(t.offsets[k], t.offsets[k + 1]);
-    if (t.dtype === "f4" || t.dtype === "f8") v = Array.from(v, (x) => (isFinite(x) ? x : null));
-    if (t.shape) {
-      const w = t.shape.slice(1).reduce((a, b) => a * b, 1) || 1;
-      const rows = [];
-      for (let i = 0; i < v.length; i += w) rows.push(v.slice(i, i + w));
-      return rows;
-    }
-    return v;
-  }
-
-  function frameUpdate(run, k) {
-    const byTrace = new Map();
-    for (const t of run.tracks) {
-      let obj = byTrace.get(t.trace);
-      if (!obj) byTrace.set(t.trace, (obj = {}));
-      let cur = obj;
-      for (let i = 0; i < t.path.length - 1; i++) cur = cur[t.path[i]] || (cur[t.path[i]] = {});
-      cur[t.path[t.path.length - 1]] = valueAt(t, k);
-    }
-    return { traces: Array.from(byTrace.keys()), data: Array.from(byTrace.values()) };
+  /** The composed figure of a decoded scene (composed once per run, `scene.js`). */
+  function figOf(run) {
+    if (!run._fig) run._fig = EAE.compose(run);
+    return run._fig;
   }
 
   /** A copy of `base` with `upd`'s leaves set (nested objects merged, arrays replaced). */
@@ -158,6 +86,7 @@
 
     const P = {
       root: root, run: null, runKey: null, frame: 0, playing: false, draws: 0, swaps: 0,
+      fastSwaps: 0, redraws: 0, drawn: null, dragging: false, dragRanges: null,
       family: null, familyRuns: new Map(), familyShown: -1, familyWanted: -1, error: null,
     };
     EAE.players.push(P);
@@ -184,7 +113,7 @@
     /** The layout for the player's width: the figure's, with the first narrow variant whose
      * width the player is below merged in (nested objects merged). */
     function layoutFor(run) {
-      let lay = Object.assign({}, run.figure.layout || {});
+      let lay = Object.assign({}, figOf(run).layout);
       const width = root.clientWidth || window.innerWidth;
       const v = (run.narrow || []).slice().sort((a, b) => a.below_px - b.below_px)
         .find((n) => width < n.below_px);
@@ -207,12 +136,18 @@
       const cap = (P.run.frames.captions || [])[k] || "";
       caption.textContent = cap;
       caption.hidden = !cap;
+      if (P.dragging) {  // a scrub in progress: the canvas layer draws the run
+        P.shownFrame = k;
+        paintDrag();
+        P.draws += 1;
+        return;
+      }
       if (drawing) {
         pending = k;
         return;
       }
       drawing = true;
-      const upd = frameUpdate(P.run, k);
+      const upd = EAE.frameUpdate(P.run, figOf(P.run), k);
       const done = function () {
         drawing = false;
         P.draws += 1;
@@ -319,14 +254,16 @@
       }
     });
 
-    /** Show a run (decoded payload); keep the time position as a fraction when swapping.
+    /** Show a run (a decoded scene); keep the time position as a fraction when swapping.
      * `frozen` (a scrub swap): keep the margins Plotly computed for the run on screen and
      * turn auto-margins off, so the swap is drawn once — with auto-margins on, every
      * `Plotly.react` draws, finds its margins pushed out, and draws again. */
     function show(run, key, keepTime, frozen) {
       const frac = P.run && keepTime ? P.frame / Math.max(1, P.run.frames.n - 1) : null;
       const first = !P.run;
+      const fig = figOf(run);
       P.run = run;
+      P.drawn = run;  // the run whose axes, labels and strip are on screen
       P.runKey = (run.meta && run.meta.key) || key;  // the figure's own key, however fetched
       root.dataset.runKey = key || "";
       time.max = String(run.frames.n - 1);
@@ -337,24 +274,161 @@
                                                            b: size.b, autoexpand: false });
       }
       const k = frac === null ? run.frames.start || 0 : Math.round(frac * (run.frames.n - 1));
-      const upd = frameUpdate(run, k);
-      const data = run.figure.data.map(function (tr, i) {
+      const upd = EAE.frameUpdate(run, fig, k);
+      const data = fig.data.map(function (tr, i) {
         const j = upd.traces.indexOf(i);
         return j < 0 ? tr : merged(tr, upd.data[j]);
       });
       const config = Object.assign({ responsive: true }, opts.config || {});
       P.shownFrame = k;
       P.frame = k;
+      const wasDragging = P.dragging;
       const r = first ? Plotly.newPlot(plot, data, lay, config) : Plotly.react(plot, data, lay, config);
+      showFrameText(run, k);
+      root.dataset.frames = String(run.frames.n);
+      return Promise.resolve(r).then(function () {
+        if (wasDragging) leaveDrag();
+        else if (!first) P.swaps += 1;
+        P.redraws += 1;
+        if (!size) setFrameHeight();  // a frozen swap keeps the plot's size: no layout forced
+        return P;
+      });
+    }
+
+    function showFrameText(run, k) {
       time.value = String(k);
       label.textContent = run.frames.labels[k] || "";
       const cap = (run.frames.captions || [])[k] || "";
       caption.textContent = cap;
       caption.hidden = !cap;
-      root.dataset.frames = String(run.frames.n);
-      return Promise.resolve(r).then(function () {
-        if (!first) P.swaps += 1;
-        if (!size) setFrameHeight();  // a frozen swap keeps the plot's size: no layout forced
+    }
+
+    /* -------------------------------------------------------------- scrubbing */
+    // While a family's slider moves, Plotly keeps one lean figure — the axes, the legend and
+    // the panel titles, at ranges that hold every loaded run — and a canvas over it paints
+    // each run's traces (`EAEPlayer.paint`): a swap costs one canvas paint, not a Plotly
+    // redraw. Once the slider rests the run is drawn whole by Plotly (`show`).
+    const layer = document.createElement("canvas");
+    layer.className = "eae-layer";
+    const dragTitle = el("div", "eae-drag-title", root);
+    dragTitle.hidden = true;
+
+    /** The axes' ranges of a composed figure (layout keys "xaxis2", … → [lo, hi]). */
+    function ranges(fig) {
+      const out = {};
+      for (const key of Object.keys(fig.layout)) {
+        const ax = fig.layout[key];
+        if (/^[xy]axis\d*$/.test(key) && ax && ax.range) out[key] = ax.range;
+      }
+      return out;
+    }
+
+    /** Ranges that hold every loaded member of the family (and the run on screen). */
+    function familyRanges() {
+      const out = ranges(figOf(P.run));
+      for (const got of P.familyRuns.values()) {
+        const r = ranges(figOf(got.run));
+        for (const key of Object.keys(out)) {
+          if (!r[key]) continue;
+          out[key] = [Math.min(out[key][0], r[key][0]), Math.max(out[key][1], r[key][1])];
+        }
+      }
+      return out;
+    }
+
+    function plainTitle(lay) {
+      const t = (lay.title && lay.title.text) || (lay.legend && lay.legend.title && lay.legend.title.text) || "";
+      return String(t).replace(/<br\s*\/?>/gi, " · ").replace(/<[^>]+>/g, "");
+    }
+
+    /** Lay out the lean scrub figure (once per drag, and when a new member needs wider
+     * ranges). */
+    function enterDrag() {
+      const fig = figOf(P.run);
+      const lay = layoutFor(P.run);
+      const size = plot._fullLayout && plot._fullLayout._size;
+      if (size) {
+        lay.margin = Object.assign({}, lay.margin || {}, { l: size.l, r: size.r, t: size.t,
+                                                           b: size.b, autoexpand: false });
+      }
+      lay.shapes = [];
+      lay.annotations = (lay.annotations || []).filter((a) => !String(a.name || "").startsWith("strip"));
+      lay.title = Object.assign({}, lay.title || {}, { text: "" });
+      if (lay.legend && lay.legend.title) lay.legend = Object.assign({}, lay.legend, { title: { text: "" } });
+      P.dragRanges = familyRanges();
+      for (const key of Object.keys(P.dragRanges)) {
+        lay[key] = Object.assign({}, lay[key] || {}, { range: P.dragRanges[key], autorange: false });
+      }
+      // the traces keep one blank point, so that the legend keeps their entries
+      const data = fig.data.map((tr) => Object.assign({}, tr, { x: [null], y: [null], text: [""],
+                                                                customdata: [null], hoverinfo: "skip" }));
+      P.dragging = true;
+      P.drawn = null;
+      root.dataset.dragging = "true";
+      return Plotly.react(plot, data, lay, Object.assign({ responsive: true }, opts.config || {}))
+        .then(function () {
+          P.redraws += 1;
+          const tf = (lay.title && lay.title.font) || (lay.legend && lay.legend.font) || {};
+          dragTitle.style.fontSize = (tf.size || 18) + "px";
+          dragTitle.hidden = false;
+        });
+    }
+
+    /** Paint the run on screen at its frame on the canvas layer. */
+    function paintDrag() {
+      const container = plot.querySelector(".svg-container");
+      if (!container || !plot._fullLayout) return;
+      if (layer.parentNode !== container) {
+        const paper = container.querySelector(".main-svg");
+        container.insertBefore(layer, paper ? paper.nextSibling : null);
+      }
+      const w = plot._fullLayout.width, h = plot._fullLayout.height;
+      const dpr = window.devicePixelRatio || 1;
+      if (layer.width !== Math.round(w * dpr) || layer.height !== Math.round(h * dpr)) {
+        layer.width = Math.round(w * dpr);
+        layer.height = Math.round(h * dpr);
+        layer.style.width = w + "px";
+        layer.style.height = h + "px";
+      }
+      const ctx = layer.getContext("2d");
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, w, h);
+      const fig = figOf(P.run);
+      const all = fig.data.map((_, i) => i).filter((i) => (fig.data[i].type || "scatter") === "scatter");
+      EAE.paint(ctx, P.run, fig, P.shownFrame, all, plot);
+      layer.hidden = false;
+      dragTitle.textContent = plainTitle(fig.layout);
+    }
+
+    function leaveDrag() {
+      P.dragging = false;
+      P.dragRanges = null;
+      layer.hidden = true;
+      dragTitle.hidden = true;
+      root.dataset.dragging = "false";
+    }
+
+    /** A scrub swap to `run`: the lean figure (laid out on the first swap of a drag, or again
+     * when this run needs wider ranges) and one canvas paint. */
+    function swapData(run, key) {
+      const frac = P.frame / Math.max(1, P.run.frames.n - 1);
+      const k = Math.round(frac * (run.frames.n - 1));
+      P.run = run;
+      P.runKey = (run.meta && run.meta.key) || key;
+      root.dataset.runKey = key || "";
+      time.max = String(run.frames.n - 1);
+      P.frame = k;
+      P.shownFrame = k;
+      showFrameText(run, k);
+      const want = ranges(figOf(run));
+      const wider = !P.dragRanges || Object.keys(want).some(function (key2) {
+        const have = P.dragRanges[key2];
+        return !have || want[key2][0] < have[0] || want[key2][1] > have[1];
+      });
+      return Promise.resolve(wider || !P.dragging ? enterDrag() : null).then(function () {
+        paintDrag();
+        P.swaps += 1;
+        P.fastSwaps += 1;
         return P;
       });
     }
@@ -482,8 +556,11 @@
     }
 
     let swapping = false;
+    let settleTimer = 0;
     /** Show the family member nearest to value index i that is loaded; while a swap is
-     * being drawn only the newest wish is kept (intermediate values are skipped). */
+     * being drawn only the newest wish is kept (intermediate values are skipped). A member
+     * whose traces line up with the run drawn swaps its data only (`swapData`); the whole
+     * run is drawn once the scrub rests. */
     function swapTo(i) {
       P.familyWanted = i;
       const j = nearestLoaded(i);
@@ -495,21 +572,66 @@
       const done = function () {
         swapping = false;
         if (P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
+        else settleSoon();
       };
-      show(got.run, got.key, true, true).then(done, done);
+      const same = figOf(P.run).signature === figOf(got.run).signature;
+      (same ? swapData(got.run, got.key) : show(got.run, got.key, true, true)).then(done, done);
+    }
+
+    /** Draw the run on screen whole (its labels, rays, strip) once the scrub has rested. */
+    function settleSoon() {
+      if (settleTimer) clearTimeout(settleTimer);
+      settleTimer = setTimeout(function () {
+        settleTimer = 0;
+        if (swapping || !P.run || (P.run === P.drawn && !P.dragging)) return;
+        swapping = true;
+        const done = function () {
+          swapping = false;
+          if (P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
+        };
+        show(P.run, P.runKey, true, true).then(done, done);
+      }, SETTLE_MS);
     }
 
     // a swap is drawn in the next animation frame, with the newest value the slider reached:
     // the input event returns at once, so the pointer's next move is not held up by a draw
     let swapFrame = 0;
-    scrubInput.addEventListener("input", function () {
-      P.familyWanted = +scrubInput.value;
+    function wish(i) {
+      P.familyWanted = i;
       if (swapFrame) return;
       swapFrame = requestAnimationFrame(function () {
         swapFrame = 0;
         swapTo(P.familyWanted);
       });
-    });
+    }
+    scrubInput.addEventListener("input", function () { wish(+scrubInput.value); });
+
+    /** The page's slider of the family's control is at value v (being dragged): show the
+     * family member nearest to it, as the scrub slider would. */
+    P.scrubToValue = function (v) {
+      const fam = P.family;
+      if (!fam || !fam.values || fam.values.length < 2) return;
+      let best = 0;
+      const log = v > 0 && fam.values.every((x) => x > 0);
+      const dist = (x) => (log ? Math.abs(Math.log(x / v)) : Math.abs(x - v));
+      fam.values.forEach(function (x, i) { if (dist(x) < dist(fam.values[best])) best = i; });
+      if (P.startFamily) P.startFamily();
+      scrubInput.value = String(best);
+      if (best !== P.familyWanted) wish(best);
+    };
+
+    /** The page shows the family's member `current` (the control moved on the page): the
+     * scrub slider, its value and the member on screen follow it. */
+    P.syncFamily = function (current) {
+      const fam = P.family;
+      if (!fam || fam.current === current) return;
+      fam.current = current;
+      scrubInput.value = String(current);
+      P.familyShown = current;
+      P.familyWanted = current;
+      if (P.run) P.familyRuns.set(current, { run: P.run, key: P.runKey });
+      showScrubValue(current, current);
+    };
     scrubPick.addEventListener("change", function () {
       if (opts.onEvent) opts.onEvent({ event: "family", param: scrubPick.value, nonce: Date.now() });
     });
@@ -524,11 +646,13 @@
     /** Whether the figure is drawn at its final size (nothing queued; in a sized host the
      * plot has the height the host asks for). */
     P.settled = function () {
-      if (!P.run || drawing || pending !== null || P.busy > 0 || swapFrame) return false;
+      if (!P.run || drawing || pending !== null || P.busy > 0 || swapFrame || swapping
+          || settleTimer || P.run !== P.drawn) return false;
       const h = plotHeight();
       return h == null || Math.abs(((plot._fullLayout || {}).height || 0) - h) <= 1;
     };
     P.show = show;
+    P._swapData = swapData;
     P.draw = draw;
     P.play = start;
     P.pause = stop;
@@ -542,12 +666,12 @@
       stop();
       if (window.Plotly && plot._fullLayout) Plotly.purge(plot);
       P.run = null;
+      P.drawn = null;
       P.runKey = null;
+      leaveDrag();
     };
     return P;
   }
 
-  EAE.decode = decode;
   EAE.mount = mount;
-  EAE.frameUpdate = frameUpdate;
 })();
