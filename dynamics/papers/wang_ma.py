@@ -534,9 +534,12 @@ def flow_step(flow: Trajectory, run: Run, eta0: float = ETA0, max_halvings: int 
     + GD's reading error + gf's own move under refinement.
     η is the larger of the pair. Kinks make the phase times jump between branches as η
     shrinks (a plateau over two halvings can still jump), so a settled GD away from the flow
-    needs three agreeing steps to count ("elsewhere")."""
+    needs three agreeing steps (times within the resolution, the same detected order) to
+    count ("elsewhere"); agreeing with the flow includes its detected order."""
     ref = ref or flow_reference(flow, run)
     target = ref.fine
+    ref_order = phase_starts(ref.fine_run)[1]
+    orders: list[str] = []
     gf_move = {k: (abs(v) if np.isfinite(v) else 0.0) for k, v in ref.move.items()}
     runs: list[tuple[float, Trajectory, dict[str, float]]] = []
     times: list[dict[str, float]] = []
@@ -549,6 +552,7 @@ def flow_step(flow: Trajectory, run: Run, eta0: float = ETA0, max_halvings: int 
             break
         tr = run(cfg)
         times.append(flow_times(tr))
+        orders.append(phase_starts(tr)[1])
         last = (_move(times[-2], times[-1]) if len(times) > 1
                 else {k: float("inf") for k in times[-1]})
         rd = read_errors(tr)
@@ -557,10 +561,11 @@ def flow_step(flow: Trajectory, run: Run, eta0: float = ETA0, max_halvings: int 
         # in the flow limit: GD's first-order error (its last move) within the resolution,
         # and GD's times on the flow's
         first_order = _within(last, tol)
-        agree.append(first_order and _within(_move(target, times[-1]), tol))
+        agree.append(first_order and _within(_move(target, times[-1]), tol)
+                     and orders[-1] == ref_order)
         if len(agree) >= 2 and agree[-1] and agree[-2]:
             return FlowStep(2 * eta, "reached", runs, ref)
-        if len(times) >= 3 and not agree[-1] and all(
+        if len(times) >= 3 and not agree[-1] and len(set(orders[-3:])) == 1 and all(
                 _within(_move(times[-j - 1], times[-j]), ref.read) for j in (1, 2)):
             return FlowStep(None, "elsewhere", runs, ref)
         eta = eta / 2
@@ -623,7 +628,9 @@ def check_flow_limit(flow: Trajectory, run: Run, eta0: float = ETA0) -> Claim:
         f"within one frame interval + the reading errors + gf's own move ({tol_rel:.2%} at the "
         "derived η), same detected order", ok,
         (f"derived flow-limit step η = {fs.eta:g}" if fs.eta is not None else
-         "GD settled away from the flow (three halvings agreeing with each other)"
+         "GD settled away from the flow (three halvings agreeing with each other, not with "
+         "the flow: at the kinks GD and gf follow different branches — where sliding starts "
+         "the Filippov solution need not be unique — over every step the ladder affords)"
          if fs.state == "elsewhere" else "no flow-limit step found")
         + f"; the flow's times from gf at rtol {flow.config.integrator.rtol:g} and "
         f"{flow.config.integrator.rtol / GF_REFINE:g} (agreeing within one frame interval: "
