@@ -137,6 +137,7 @@ def test_reactivation_is_measured_on_the_neurons_not_the_sliding_test(issue_flow
     assert wang_ma.check_reactivation(issue_flow, theta=0.5).passed is True
 
 
+@pytest.mark.slow
 def test_reactivation_holds_under_small_step_gd(issue_flow):
     """GD at two steps of its flow limit: the claim passes on each, and the two visible
     departures agree (and with the flow's, within two frame intervals)."""
@@ -152,7 +153,7 @@ def test_reactivation_holds_under_small_step_gd(issue_flow):
     assert abs(got[0] / t_f - 1) <= wang_ma.frame_tol(flow8.t, t_f)
 
 
-@pytest.mark.heavy
+@pytest.mark.slow
 def test_flow_limit_derives_the_step_from_the_run():
     """On this case at rtol 1e-8 the flow's times are established; GD at η = 1e-3 is not in
     the flow limit (Phase IV ≥ 8 % early), nor at 6.25e-4 and 3.1e-4 (a plateau on another
