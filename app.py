@@ -18,13 +18,12 @@ st.set_page_config(page_title="Early Alignment Explorer",
                    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
 from ui import navigation, prefetch, turns  # noqa: E402 (after set_page_config)
-from ui.startup import wait_for_kernels  # noqa: E402
 
-wait_for_kernels()  # a fresh server: a progress message, not a blank page
 # every page run goes before speculative work, and tells it whether the server is shared
 prefetch.page_busy()
 
-# the pages are imported after the start-up wait: a fresh server shows its message first
+# a fresh server compiles its kernels meanwhile: small runs are computed uncompiled
+# (`ui.startup`), larger ones wait for the compiler with a progress message
 from app_pages import (  # noqa: E402
     compare,
     explorer,

@@ -18,7 +18,7 @@ from pydantic import Field
 from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
 from dynamics.papers.min import digits_config
 from dynamics.uploads import UploadError, example_csv, parse_upload
-from ui import charts, downloads, figures, presenter, runner, state, text
+from ui import charts, downloads, figures, presenter, runner, state, text, turns
 from ui.controls import (
     EPS_CHOICES,
     METHOD_LABELS,
@@ -102,6 +102,7 @@ def page() -> None:
         if held is not None and held["key"] == key:
             return held["data"], held["msgs"]
         ss.pop(slot, None)
+        turns.PAGES.divert()  # a parse (up to 164 MB of arrays): other visitors' pages go on
         data: dict[str, Any] | None = None
         msgs: list[str] = []
         try:

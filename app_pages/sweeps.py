@@ -28,6 +28,10 @@ from viz import sweeps as vs
 
 KEY = "sweeps"
 REDRAW_S = 1.0  # the running sweep's progress and figure are redrawn this often
+# Sizes of pasted text refused with a message before it is parsed (no `max_chars`: a widget's
+# cap cuts a paste short without a word)
+VALUES_MAX_CHARS = 20_000  # an axis's comma-separated values
+BASE_MAX_CHARS = 200_000  # the base configuration's JSON
 SweepName = Literal[(*sw.BUILTINS, "custom")]  # type: ignore[valid-type]
 
 
@@ -93,13 +97,16 @@ def _start(spec: sw.Sweep) -> Job:
         job.done = done
         job.last = f"point {row.get('index')}: {row.get('status')}"
 
+    def notice(text: str) -> None:  # "the cluster has no workers: …" (and when they are back)
+        job.last = text
+
     def work() -> None:
         try:
             job.last = "starting the Dask cluster…"
             client = sw.get_client()  # waits for a start in progress
             job.last = "running"
             job.result = sw.run_sweep(spec, client=client, progress=progress,
-                                      cancel=job.cancel)
+                                      cancel=job.cancel, notice=notice)
         except Exception as e:  # shown on the page, never a traceback
             job.error = f"{type(e).__name__}: {e}"
 
@@ -142,6 +149,10 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
         text = cols[2].text_input("values (comma-separated)", key=f"{KEY}.ax{i}.values",
                                   value={0: "1e-3, 1e-2, 0.1, 1", 1: "balanced, gaussian, "
                                          "dominated", 2: "0, 0.05"}.get(i, ""))
+        problem = _values_problem(text)
+        if problem:  # refused by its size, before it is split or parsed
+            cols[2].error(problem)
+            return {"field": fld, "invalid": True}
         vals = [_parse_scalar(v) for v in text.split(",") if v.strip()]
         return {"field": fld, "values": vals} if fld else None
     c = cols[2].columns(3)
@@ -160,6 +171,20 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
         return {"field": fld, "invalid": True}
     lo, hi, n = got
     return {"field": fld, mode: [lo, hi, int(n)]} if fld else None
+
+
+def _values_problem(text: str) -> str:
+    """Why a pasted list of values is too large to read ("" when it is not): over
+    `VALUES_MAX_CHARS` characters or the sweep's point limit in values, counted by its commas
+    before anything is split or parsed."""
+    cap = sw.max_points()
+    if len(text) > VALUES_MAX_CHARS:
+        return (f"This list is {len(text):,} characters long; give at most "
+                f"{VALUES_MAX_CHARS:,} (a sweep has at most {cap:,} points).")
+    n = text.count(",") + 1
+    if n > cap:
+        return f"This list has {n:,} values; a sweep has at most {cap:,} points."
+    return ""
 
 
 def _parse_scalar(text: str) -> Any:
@@ -192,9 +217,13 @@ def _compose_panel() -> tuple[sw.Sweep | None, str]:
         st.error(problem)
     if problem or any(a.get("invalid") for a in axes):
         return None, "custom"
+    if len(base_text) > BASE_MAX_CHARS or sw.json_nesting(base_text) > sw.MAX_NESTING:
+        st.error(f"The base configuration is too large: at most {BASE_MAX_CHARS:,} characters "
+                 f"and {sw.MAX_NESTING} levels of brackets.")
+        return None, "custom"
     try:
         base_d = json.loads(base_text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         st.error(f"The base configuration is not valid JSON: {text.literal(e)}")
         return None, "custom"
     try:

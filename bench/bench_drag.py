@@ -6,12 +6,17 @@ many figure updates per second the player draws while its scrub slider is dragge
 
 Starts one server (`streamlit run serve.py`, loopback, a fresh EAE_CACHE_DIR, prefetch on),
 opens the Explorer on the default link and on each paper's presets (the links "Open in
-Explorer" makes), and for each: the time from the first figure to the whole family loaded in
-the player (ε: the slider's values) from the moment the visitor reaches for the slider (the
-family is computed only then), then a drag with the mouse back and forth across the ε and
+Explorer" makes), and for each: the time from the first figure drawn to the whole family
+loaded in the player (ε: the slider's values; a cheap family starts with its figure, a costly
+one once the visitor reaches for the slider, which the bench does once the page is idle),
+then a drag with the mouse back and forth across the ε and
 the γ slider for `--seconds` (a move due every 16 ms as from a hand, each onto the next value
 of the slider, back and forth), counting the runs the player swapped in (`swaps`) per second
-of drag. Nothing is asserted: the numbers are printed (and written as JSON with --json).
+of drag. A remote-controlled mouse sends a move only once the browser has answered the last
+one (about 30 a second on a 2-core host), so each slider is also moved in the page itself, one
+value per display frame (`in-page hand`: what the player draws when a hand gives it 60 moves
+a second), and the sidebar's ε slider is dragged with the mouse (the player follows it while
+it moves). Nothing is asserted: the numbers are printed (and written as JSON with --json).
 """
 
 from __future__ import annotations
@@ -27,14 +32,20 @@ from typing import Any
 from devtools.browser import launch_chromium, wait_for_streamlit_idle
 from devtools.server import REPO_ROOT, StreamlitServer
 
-from .machine import loadavg_text
+from .machine import cpu_model, loadavg_text
 
+CHART_JS = """() => {
+  const f = document.querySelector('iframe[title$="eae_player"]');
+  try { const p = f && f.contentWindow.EAEPlayer.players[0]; return !!(p && p.run); }
+  catch (e) { return false; }
+}"""
 FAMILY_JS = """() => {
   const f = document.querySelector('iframe[title$="eae_player"]');
   const p = f && f.contentWindow.EAEPlayer && f.contentWindow.EAEPlayer.players[0];
   if (!p || !p.family) return null;
   return {loaded: p.familyRuns.size, n: p.family.values.length, param: p.family.param,
-          current: p.family.current, swaps: p.swaps};
+          current: p.family.current, swaps: p.swaps, fast: p.fastSwaps, swapMs: p.swapMs,
+          inputs: p.inputs, redraws: p.redraws};
 }"""
 
 
@@ -44,10 +55,13 @@ class DragResult:
 
     case: str
     url: str
-    family_s: float | None  # first figure → every member loaded (ε)
+    family_s: float | None  # the chart drawn → every member loaded (ε)
     members: int
-    eps_updates_per_s: float | None
+    eps_updates_per_s: float | None  # the scrub slider dragged with the (remote) mouse
     gamma_updates_per_s: float | None
+    eps_hand_per_s: float | None = None  # moved in the page, one value per display frame
+    gamma_hand_per_s: float | None = None
+    sidebar_eps_per_s: float | None = None  # the sidebar's ε slider dragged with the mouse
 
 
 def cases(quick: bool) -> list[tuple[str, str]]:
@@ -104,7 +118,13 @@ def _drag(page: Any, seconds: float) -> float | None:
         if ahead_ms > 1:
             page.wait_for_timeout(ahead_ms)
     dt = time.perf_counter() - t0
-    swaps = page.evaluate(FAMILY_JS)["swaps"] - before["swaps"]
+    after = page.evaluate(FAMILY_JS)
+    swaps = after["swaps"] - before["swaps"]
+    fast = after["fast"] - before["fast"]
+    print(f"    {k} moves, {after['inputs'] - before['inputs']} input events, {swaps} swaps "
+          f"({fast} painted, {after['redraws'] - before['redraws']} Plotly redraws), "
+          f"{(after['swapMs'] - before['swapMs']) / max(fast, 1):.1f} ms per painted swap",
+          flush=True)
     page.keyboard.press("Escape")
     # released away from the start: the page takes the value (a rerun); wait for it
     page.mouse.up()
@@ -112,15 +132,84 @@ def _drag(page: Any, seconds: float) -> float | None:
     return swaps / dt
 
 
-def _wait_family(page: Any, timeout_s: float) -> tuple[float | None, int]:
-    """Reach for the scrub slider (the family is computed from then on) and wait: seconds to
-    every member loaded (polled every 50 ms), and the number of members."""
+HAND_JS = """async (seconds) => {
+  const f = document.querySelector('iframe[title$="eae_player"]');
+  const w = f.contentWindow, p = w.EAEPlayer.players[0];
+  const input = w.document.querySelector('.eae-scrub-input');
+  const n = p.family.values.length, s0 = p.swaps;
+  let k = 0;
+  const t0 = w.performance.now();
+  await new Promise((done) => {
+    const tick = () => {
+      if (w.performance.now() - t0 > seconds * 1000) return done();
+      const step = k % (2 * (n - 1)), i = step < n ? step : 2 * (n - 1) - step;
+      input.value = String(i);
+      input.dispatchEvent(new w.Event('input'));
+      k += 1;
+      w.requestAnimationFrame(tick);
+    };
+    w.requestAnimationFrame(tick);
+  });
+  const dt = (w.performance.now() - t0) / 1000;
+  input.dispatchEvent(new w.Event('change'));
+  return {moves: k, swaps: p.swaps - s0, seconds: dt};
+}"""
+
+
+def _hand(page: Any, seconds: float) -> float | None:
+    """The scrub slider moved in the page itself, one value per display frame (a hand at 60
+    Hz, without the round trips of a remote-controlled mouse): swaps per second."""
+    if page.evaluate(FAMILY_JS) is None:
+        return None
+    got = page.evaluate(HAND_JS, seconds)
+    print(f"    in-page hand: {got['moves']} moves, {got['swaps']} swaps in "
+          f"{got['seconds']:.2f} s", flush=True)
+    wait_for_streamlit_idle(page, timeout=300)
+    return got["swaps"] / got["seconds"]
+
+
+def _sidebar(page: Any, seconds: float) -> float | None:
+    """Drag the sidebar's ε slider back and forth (the page learns its value on release only;
+    the player follows it meanwhile): swaps per second of drag."""
+    from ui.settings import setting
+
+    thumb = page.locator(f'input[type="range"][aria-label="{setting("init.scale").label}"]')
+    before = page.evaluate(FAMILY_JS)
+    if thumb.count() == 0 or before is None or before["param"] != "init.scale":
+        return None
+    track = page.locator('[data-testid="stSlider"]').filter(has=thumb).first
+    track.scroll_into_view_if_needed()
+    box = track.bounding_box()
+    knob = page.locator('[data-testid="stSliderThumbValue"]').first.bounding_box()
+    if box is None or knob is None:
+        return None
+    y = knob["y"] + knob["height"] + 12  # the thumb, under its value
+    x = knob["x"] + knob["width"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    t0 = time.perf_counter()
+    k = 0
+    while time.perf_counter() - t0 < seconds:
+        x_k = x - (k % 12 if (k // 12) % 2 == 0 else 12 - k % 12) * 0.04 * box["width"] / 2
+        page.mouse.move(x_k, y)
+        k += 1
+    dt = time.perf_counter() - t0
+    swaps = page.evaluate(FAMILY_JS)["swaps"] - before["swaps"]
+    page.mouse.move(x, y)
+    page.mouse.up()
+    wait_for_streamlit_idle(page, timeout=300)
+    return swaps / dt
+
+
+def _wait_family(page: Any, timeout_s: float, t0: float) -> tuple[float | None, int]:
+    """Reach for the scrub slider (a costly family is computed from then on; a cheap one
+    started with the figure) and wait: seconds from `t0` (the chart drawn) to every member
+    loaded (polled every 50 ms), and the number of members."""
     slider = _frame(page).locator(".eae-scrub-input")
     if slider.count() == 0 or not slider.is_visible():
         return None, 0  # no family for this run (too heavy to scrub, or none offered)
     slider.scroll_into_view_if_needed()
     slider.hover()
-    t0 = time.perf_counter()
     got = None
     while time.perf_counter() - t0 < timeout_s:
         try:
@@ -159,13 +248,20 @@ def measure(base: str, browser: Any, quick: bool, seconds: float) -> list[DragRe
         page = ctx.new_page()
         url = f"{base}/?{query}" if query else f"{base}/"
         page.goto(url)
+        page.wait_for_function(f"() => ({CHART_JS})()", timeout=600_000, polling=20)
+        t_chart = time.perf_counter()
         wait_for_streamlit_idle(page, timeout=600)
-        fam_s, members = _wait_family(page, 600)
+        fam_s, members = _wait_family(page, 600, t_chart)
         eps = _drag(page, seconds) if fam_s is not None else None
-        gamma = _drag(page, seconds) if _pick(page, "model.gamma") else None
-        out.append(DragResult(name, url, fam_s, members, eps, gamma))
-        print(f"{name:34} family {fam_s if fam_s is None else round(fam_s, 2)} s "
-              f"({members} runs)  ε {eps and round(eps, 1)}/s  γ {gamma and round(gamma, 1)}/s",
+        eps_hand = _hand(page, seconds) if fam_s is not None else None
+        side = _sidebar(page, seconds) if fam_s is not None else None
+        picked = _pick(page, "model.gamma")
+        gamma = _drag(page, seconds) if picked else None
+        gamma_hand = _hand(page, seconds) if picked else None
+        out.append(DragResult(name, url, fam_s, members, eps, gamma, eps_hand, gamma_hand, side))
+        r = lambda v: v if v is None else round(v, 1)  # noqa: E731
+        print(f"{name:34} family {r(fam_s)} s ({members} runs)  ε {r(eps)}/s (hand "
+              f"{r(eps_hand)}/s, sidebar {r(side)}/s)  γ {r(gamma)}/s (hand {r(gamma_hand)}/s)",
               flush=True)
         ctx.close()
     return out
@@ -185,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           "EAE_PREFETCH": "1"}, Path(tmp))
         try:
             server.wait_healthy()
-            print(f"server {server.url}; {loadavg_text()}", flush=True)
+            print(f"server {server.url}; CPU {cpu_model()}; load {loadavg_text()}", flush=True)
             with sync_playwright() as pw:
                 browser = launch_chromium(pw)
                 try:

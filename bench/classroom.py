@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -89,6 +90,7 @@ class Options:
     env: tuple[tuple[str, str], ...] = ()
     quick: bool = False
     keep_profile: Path | None = None  # where to copy py-spy's raw samples
+    families: int = 0  # students who reach for the scrub slider (their player fetches families)
 
 
 QUICK = {"students": 6, "window_s": 2.0, "pause_s": 1.0, "rss_wait_s": 10.0, "cpu_charts": 2}
@@ -144,11 +146,15 @@ def _r(x: float | None, nd: int = 2) -> float | None:
 
 
 def payload_title(payload: bytes) -> str:
-    """The figure title in a player payload's header (`viz.payload`)."""
-    from viz.payload import decode
-    header, _ = decode(payload)
-    title = header["figure"]["layout"].get("title") or {}
-    return str(title.get("text", "") if isinstance(title, dict) else title)
+    """The figure title in a player payload's header (`viz.payload`; a presenter figure's
+    title is its legend's)."""
+    from viz.payload import header_of
+    lay = header_of(payload)["layout"]
+    title = lay.get("title") or {}
+    text = title.get("text", "") if isinstance(title, dict) else title
+    if not text:
+        text = ((lay.get("legend") or {}).get("title") or {}).get("text", "")
+    return str(text)
 
 
 def names_width(title: str, width: int) -> bool:
@@ -447,7 +453,8 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
         if browsers:
             browsers.go_open.set()
         got = loop.run(_all(
-            open_one(i, server.url, opts.query, opts.page, opts.timeout_s, family=False)
+            open_one(i, server.url, opts.query, opts.page, opts.timeout_s,
+                     family=i < opts.families)
             for i in range(n)))
         if browsers:
             browsers.opened.wait(opts.timeout_s + 60)
@@ -487,6 +494,11 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
             if raw and opts.keep_profile:
                 opts.keep_profile.write_bytes(raw.read_bytes())
             profile = None
+
+        if opts.families:  # the families of the changed figures, under the class's load
+            report["families"] = family_waits(
+                [s for s in sessions[:opts.families] if s is not None], tb, opts.timeout_s)
+            log(f"    families: {report['families']}")
 
         # every session closes; memory 60 s later
         stats = [s.stats for s in sessions if s is not None]
@@ -541,6 +553,29 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
     tmp.cleanup()
     report["loadavg_end"] = loadavg()
     return report
+
+
+def family_waits(sessions: list[AsyncSession], since: float, timeout: float
+                 ) -> dict[str, Any]:
+    """The scrub families fetched since `since` (the changed figures'), once every member came
+    or `timeout` passed: time from a family's start to its last member, and the longest a
+    family waited for its next member (the starvation a class inflicts on it)."""
+    end = time.monotonic() + timeout
+
+    def fams() -> list[dict[str, Any]]:
+        return [f for s in sessions for f in s.stats.families if f["start"] >= since]
+
+    while time.monotonic() < end and any(len(f["arrivals"]) < f["n"] for f in fams()):
+        time.sleep(0.2)  # the sessions fetch on their own loop meanwhile
+    done, gaps = [], []
+    for f in fams():
+        times = [f["start"], *sorted(f["arrivals"])]
+        gaps.append(max((b - a for a, b in itertools.pairwise(times)), default=0.0))
+        if len(f["arrivals"]) >= f["n"]:
+            done.append(times[-1] - f["start"])
+    return {"families": len(fams()), "complete": len(done),
+            "p50_complete_s": _r(pct(done, 50)), "max_complete_s": _r(max(done, default=None)),
+            "max_gap_s": _r(max(gaps, default=None)), "p95_gap_s": _r(pct(gaps, 95))}
 
 
 def _by_kind(visits: list[Visit]) -> dict[str, dict[str, Any]]:
@@ -710,6 +745,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--profile", action="store_true",
                     help="sample the server with py-spy during (a) and (b) (with --json, the "
                          "raw samples are kept beside it, .pyspy.txt)")
+    ap.add_argument("--families", type=int, default=0,
+                    help="students who reach for the scrub slider: their player fetches the "
+                         "scrub family of each figure (default 0: the class only watches)")
     ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for the server (repeatable), e.g. "
                          "EAE_PREFETCH=0 or STREAMLIT_RUNNER_POST_SCRIPT_GC=false")
@@ -733,7 +771,7 @@ def options_from(args: argparse.Namespace) -> Options:
                    rss_wait_s=pick(args.rss_wait, "rss_wait_s"),
                    timeout_s=args.timeout, cpu_charts=pick(args.cpu_charts, "cpu_charts"),
                    profile=args.profile, warm=not args.no_warm, env=tuple(env),
-                   quick=args.quick,
+                   quick=args.quick, families=args.families,
                    keep_profile=args.json.with_suffix(".pyspy.txt")
                    if args.profile and args.json else None)
 

@@ -36,6 +36,9 @@ TOOLS = {
     "precompute": ("bench.precompute", "auto end time and analysis at every size up to the "
                    "limits, before -> after"),
     "soak": ("bench.soak", "protocol-level sessions for minutes: RSS, files, threads, cache"),
+    "hosting": ("bench.hosting", "the hosted instance's hard cases: heavy links and an upload "
+                "beside other visitors, upload races, health probes, sweep specs, a lost Dask "
+                "cluster, CSV (--repo: another checkout)"),
 }
 
 

@@ -19,10 +19,15 @@ actions and errors so far; at the end it reads the service's cache sizes from th
 status page, waits `--settle-s` after the last session ended and samples again, and counts
 errors in the server log.
 
-Reported: the RSS curve as a table; whether RSS after the warm-up (the first third) stays
-within 10 % (max / min), open files and threads flat (max − min), the caches within their
-bounds, no errors (session exceptions, protocol failures, log tracebacks). Nothing here is
-asserted; the lead runs the ≥ 15-minute soak on a quiet machine.
+Reported: the RSS curve as a table, with the memory cache's size at each sample (read from
+the About & status page); whether RSS stays within 10 % (max / min) from the first sample at
+which the memory cache is full (≥ 90 % of `--memory-cache-mb`, given to the server as
+`EAE_MEMORY_CACHE_MB`, 32 MB by default so that it fills within the first minutes: a growing
+cache is memory in use, not a leak — an earlier soak drifted +12 % while its cache grew to
+61 MB of its 512), or from the end of the first third if it never fills; open files and
+threads flat (max − min), the caches within their bounds, no errors (session exceptions,
+protocol failures, log tracebacks). Nothing here is asserted; the lead runs the ≥ 30-minute
+soak on a quiet machine.
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ from .machine import loadavg_text
 
 PAGES = [("", ""), ("", "model.width=30&seed=2"), ("", "model.gamma=0.2"),
          ("overview", ""), ("papers", ""), ("papers", "paper=chistikov"), ("compare", ""),
-         ("real_data", ""), ("status", ""), ("", "view.presenter=true")]
+         ("real_data", ""), ("status", ""), ("", "view.presenter=true"),
+         ("", "data.kind=teacher&data.n=20000&data.d=8")]  # a heavy link: its gate, no run
 SETTINGS: dict[str, list[Any]] = {"width m": [20, 30, 40, 50], "leaky slope γ": [0.0, 0.1, 0.2],
                                "seed": list(range(6))}  # the Explorer's, by label
 UPLOAD_PAGES = {"": ("data.kind=array&model.width=8&record.frames=10",
@@ -66,12 +72,14 @@ class Sample:
     actions: int
     errors: int
     load1: float
+    cache_mb: float | None = None  # the service's memory cache (About & status), MB
 
 
 @dataclass
 class SoakReport:
     sessions: int
     minutes: float
+    cache_limit_mb: float = 32.0
     samples: list[Sample] = field(default_factory=list)
     after_end: Sample | None = None
     actions: dict[str, int] = field(default_factory=dict)
@@ -79,13 +87,24 @@ class SoakReport:
     log_errors: list[str] = field(default_factory=list)
     caches: dict[str, str] = field(default_factory=dict)
 
+    def cache_full_at(self) -> float | None:
+        """The time of the first sample with the memory cache full (≥ 90 % of its limit)."""
+        return next((s.t_s for s in self.samples
+                     if s.cache_mb is not None and s.cache_mb >= 0.9 * self.cache_limit_mb),
+                    None)
+
     def summary(self) -> dict[str, Any]:
-        warm = [s for s in self.samples if s.t_s >= self.minutes * 60 / 3] or self.samples
+        full = self.cache_full_at()
+        since = full if full is not None else self.minutes * 60 / 3
+        warm = [s for s in self.samples if s.t_s >= since] or self.samples
         rss = [s.rss_mb for s in warm]
         fds = [s.open_files for s in warm]
         threads = [s.threads for s in warm]
         return {
+            "baseline": (f"memory cache full at t = {full:.0f} s" if full is not None
+                         else "the first third (the memory cache never filled)"),
             "rss_after_warmup_max_over_min": round(max(rss) / min(rss), 3) if rss else None,
+            "rss_range_mb": (min(rss), max(rss)) if rss else None,
             "rss_flat_within_10pct": bool(rss) and max(rss) <= 1.10 * min(rss),
             "open_files_range": (min(fds), max(fds)) if fds else None,
             "threads_range": (min(threads), max(threads)) if threads else None,
@@ -227,10 +246,20 @@ def _caches(url: str) -> dict[str, str]:
         if m.label in ("Memory size", "Disk size")}
 
 
+def _cache_mb(url: str) -> float | None:
+    """The service's memory cache size in MB, from the About & status page (None: unread)."""
+    try:
+        shown = _caches(url).get("Memory size", "")
+        value, unit = shown.split()[:2]
+        return float(value.replace(",", "")) * {"kB": 1e-3, "MB": 1.0, "GB": 1e3}.get(unit, 1.0)
+    except (ProtocolError, OSError, ValueError, KeyError):
+        return None
+
+
 def run_soak(n_sessions: int, minutes: float, sample_s: float, settle_s: float,
-             seed: int = 0, say: Any = print) -> SoakReport:
-    rep = SoakReport(sessions=n_sessions, minutes=minutes)
-    server = Server()
+             seed: int = 0, say: Any = print, cache_mb: float = 32.0) -> SoakReport:
+    rep = SoakReport(sessions=n_sessions, minutes=minutes, cache_limit_mb=cache_mb)
+    server = Server(env={"EAE_MEMORY_CACHE_MB": f"{cache_mb:g}"})
     try:
         server.wait_ready()
         pid = server.proc.pid
@@ -242,15 +271,17 @@ def run_soak(n_sessions: int, minutes: float, sample_s: float, settle_s: float,
             th.start()
 
         def sample() -> Sample:
+            cache = _cache_mb(server.url)
             rss, fds, nth = _proc(pid)
             with soak.lock:
                 return Sample(round(time.monotonic() - start, 1), round(rss, 1), fds, nth,
                               soak.live, sum(soak.actions.values()), len(soak.errors),
-                              float(loadavg_text().split()[0]))
+                              float(loadavg_text().split()[0]), cache)
 
         while time.monotonic() < soak.until:
             rep.samples.append(sample())
             say(f"t = {rep.samples[-1].t_s:.0f} s: RSS {rep.samples[-1].rss_mb:.0f} MB, "
+                f"memory cache {rep.samples[-1].cache_mb} MB, "
                 f"{rep.samples[-1].sessions} sessions, {rep.samples[-1].actions} actions")
             time.sleep(min(sample_s, max(0.0, soak.until - time.monotonic())))
         for th in threads:
@@ -272,14 +303,17 @@ def render(rep: SoakReport) -> str:
     s = rep.summary()
     L = [f"## Soak: {rep.sessions} protocol-level sessions, {rep.minutes:g} min "
          f"(load at the end: {loadavg_text()})", "",
-         "| t (s) | RSS (MB) | open files | threads | sessions | actions | errors | load |",
-         "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+         "| t (s) | RSS (MB) | memory cache (MB) | open files | threads | sessions | actions "
+         "| errors | load |",
+         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for x in rep.samples + ([rep.after_end] if rep.after_end else []):
         tag = " (after the end)" if x is rep.after_end else ""
-        L.append(f"| {x.t_s:.0f}{tag} | {x.rss_mb:.0f} | {x.open_files} | {x.threads} | "
-                 f"{x.sessions} | {x.actions} | {x.errors} | {x.load1:.1f} |")
+        cache = "?" if x.cache_mb is None else f"{x.cache_mb:.1f}"
+        L.append(f"| {x.t_s:.0f}{tag} | {x.rss_mb:.0f} | {cache} | {x.open_files} | "
+                 f"{x.threads} | {x.sessions} | {x.actions} | {x.errors} | {x.load1:.1f} |")
     L += ["", f"Actions: {rep.actions}. Caches at the end: {rep.caches}.",
-          f"RSS after the warm-up: max/min = {s['rss_after_warmup_max_over_min']} "
+          f"RSS from the baseline ({s['baseline']}): {s['rss_range_mb']} MB, max/min = "
+          f"{s['rss_after_warmup_max_over_min']} "
           f"({'flat within 10 %' if s['rss_flat_within_10pct'] else 'NOT flat within 10 %'}); "
           f"open files {s['open_files_range']}, threads {s['threads_range']}; "
           f"errors {s['errors']}, server log errors {s['log_errors']}."]
@@ -297,12 +331,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds after the last session before the final sample")
     ap.add_argument("--quick", action="store_true", help="4 sessions, 1 minute, 10 s samples")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--memory-cache-mb", type=float, default=32.0,
+                    help="the server's EAE_MEMORY_CACHE_MB (small, so the cache fills early)")
     ap.add_argument("--json", help="write the samples and counts here")
     args = ap.parse_args(argv)
     if args.quick:
         args.sessions, args.minutes, args.sample_s, args.settle_s = 4, 1.0, 10.0, 40.0
     rep = run_soak(args.sessions, args.minutes, args.sample_s, args.settle_s, args.seed,
-                   say=lambda m: print(m, file=sys.stderr, flush=True))
+                   say=lambda m: print(m, file=sys.stderr, flush=True),
+                   cache_mb=args.memory_cache_mb)
     print(render(rep))
     if args.json:
         Path(args.json).write_text(json.dumps({**asdict(rep), "summary": rep.summary()},

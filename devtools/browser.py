@@ -82,10 +82,10 @@ IDLE_JS = """() => {
 }"""
 
 #: A JavaScript function (argument: the player's index on the page) giving the state of a
-#: figure player: {frames, frame, playing, title, xaxis2, xaxis3, width, height, key, caption,
-#: label, draws, swaps, error, panels (the first two annotations), cursors (the time cursors'
-#: x), stale, frameTop, frameHeight (the iframe's box in the page)}, or null when there is no
-#: such player or it has not drawn yet.
+#: figure player: {frames, frame, playing, title (of the run on screen), xaxis2, xaxis3, width,
+#: height, key, caption, label, draws, swaps, error, panels (the first two annotations),
+#: cursors (the time cursors' x), stale, frameTop, frameHeight (the iframe's box in the
+#: page)}, or null when there is no such player or it has not drawn yet.
 PLAYER_JS = """(i) => {
   const f = document.querySelectorAll('iframe[title$="eae_player"]')[i || 0];
   const w = f && f.contentWindow;
@@ -93,8 +93,8 @@ PLAYER_JS = """(i) => {
   if (!p || !p.run) return null;
   const gd = w.document.querySelector('.eae-plot');
   const lay = gd && gd._fullLayout;
-  const title = (gd.layout.title && gd.layout.title.text) ||
-                (gd.layout.legend && gd.layout.legend.title && gd.layout.legend.title.text) || "";
+  const title = p.titleText ? p.titleText() : ((gd.layout.title && gd.layout.title.text) ||
+                (gd.layout.legend && gd.layout.legend.title && gd.layout.legend.title.text) || "");
   const r = f.getBoundingClientRect();
   return {frames: p.run.frames.n, frame: p.frame, playing: p.playing, title: title,
           xaxis2: lay && lay.xaxis2 && lay.xaxis2.type, width: lay && lay.width,

@@ -66,16 +66,19 @@ class ProtocolSession:
     """One Streamlit session over the websocket (see the module docstring)."""
 
     def __init__(self, base_url: str, page: str = "", query: str = "",
-                 timeout_s: float = DEFAULT_TIMEOUT_S):
+                 timeout_s: float = DEFAULT_TIMEOUT_S, cookies: dict[str, str] | None = None):
         parts = urlsplit(base_url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.base_url = base_url.rstrip("/")
         self.page, self.query, self.timeout_s = page, query, timeout_s
+        # cookies sent with every request, as a browser would: the XSRF token and any other
+        # the server (or a proxy in front of it: a sticky-session cookie) set on the first one
+        self.cookies: dict[str, str] = dict(cookies or {})
         self.xsrf = self._xsrf_cookie()
         self.ws: ClientConnection = connect(
             f"ws://{self.host}:{self.port}/_stcore/stream",
             subprotocols=["streamlit", self.xsrf],  # type: ignore[list-item]
-            additional_headers={"Cookie": f"_streamlit_xsrf={self.xsrf}"},
+            additional_headers={"Cookie": self.cookie_header()},
             origin=f"http://{self.host}:{self.port}",  # type: ignore[arg-type]
             max_size=None, open_timeout=60)
         self.ws.__enter__()  # (websockets wants its connections entered)
@@ -91,13 +94,19 @@ class ProtocolSession:
     # ------------------------------------------------------------------------- plumbing
     def _xsrf_cookie(self) -> str:
         conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
-        conn.request("GET", "/_stcore/health")
+        conn.request("GET", "/_stcore/health", headers={"Cookie": self.cookie_header()}
+                     if self.cookies else {})
         r = conn.getresponse()
         r.read()
         for k, v in r.getheaders():
-            if k.lower() == "set-cookie" and v.startswith("_streamlit_xsrf="):
-                return v.split(";", 1)[0].split("=", 1)[1]
-        return ""
+            if k.lower() == "set-cookie" and "=" in v:
+                name, value = v.split(";", 1)[0].split("=", 1)
+                self.cookies.setdefault(name.strip(), value.strip())
+        return self.cookies.get("_streamlit_xsrf", "")
+
+    def cookie_header(self) -> str:
+        """The Cookie header of this session's requests."""
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
 
     def close(self) -> None:
         try:
@@ -256,9 +265,11 @@ class ProtocolSession:
         """Press the button labelled `label`."""
         return self.set_widget(label, True, **rerun_kw)
 
-    def upload(self, label: str, name: str, data: bytes, **rerun_kw: Any) -> RunResult:
+    def upload(self, label: str, name: str, data: bytes, *, rerun: bool = True,
+               **rerun_kw: Any) -> RunResult:
         """Upload `data` as file `name` through the file uploader labelled `label`, then
-        rerun with it selected (as the frontend does)."""
+        rerun with it selected (as the frontend does; with `rerun=False` the file is only
+        selected, for a `start_rerun` of the caller's, and the last run is returned)."""
         wid, _ = self.widget_id(label)
         held = self.widgets.get(wid)
         if held is not None and held.HasField("file_uploader_state_value"):
@@ -285,6 +296,8 @@ class ProtocolSession:
         ws.file_uploader_state_value.uploaded_file_info.append(UploadedFileInfo(
             name=name, size=len(data), file_id=urls.file_id, file_urls=urls))
         self.widgets[wid] = ws
+        if not rerun:
+            return self.last or RunResult()
         return self.rerun(**rerun_kw)
 
     def http(self, method: str, url: str, body: bytes | None = None,
@@ -292,7 +305,7 @@ class ProtocolSession:
         """One request to the server with this session's XSRF cookie and header; its status."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
         conn.request(method, urlsplit(url).path or url, body=body, headers={
-            "X-Xsrftoken": self.xsrf, "Cookie": f"_streamlit_xsrf={self.xsrf}",
+            "X-Xsrftoken": self.xsrf, "Cookie": self.cookie_header(),
             "Origin": f"http://{self.host}:{self.port}", **(headers or {})})
         r = conn.getresponse()
         r.read()

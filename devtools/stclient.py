@@ -343,6 +343,8 @@ class Stats:
     fetch_bytes: int = 0
     fetch_errors: list[str] = field(default_factory=list)
     family_fetched: int = 0
+    #: per family fetched: {"start": monotonic s, "n": members asked for, "arrivals": [s]}
+    families: list[dict[str, Any]] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------------------- session
@@ -763,6 +765,8 @@ class AsyncSession:
         order = sorted((i for i in range(len(sources)) if i != cur and sources[i]),
                        key=lambda i: abs(i - cur))
         sem = asyncio.Semaphore(FAMILY_PARALLEL)
+        record: dict[str, Any] = {"start": time.monotonic(), "n": len(order), "arrivals": []}
+        self.stats.families.append(record)
 
         async def one(i: int) -> None:
             src = sources[i]
@@ -778,6 +782,7 @@ class AsyncSession:
                         self.stats.fetch_bytes += got.wire_bytes
                         if got.status == 200:
                             self.stats.family_fetched += 1
+                            record["arrivals"].append(time.monotonic())
                             return
                 await asyncio.sleep(FAMILY_RETRY_S * attempt)
 

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 from .config import Config
 from .config.checks import data_shape, gf_min_evaluations
+from .data import teacher_tries
+from .extremal import plan_search
+from .timescales import AUTO_BUDGET
 
 SECONDS_PER_MULTIPLY_ADD = 3e-10
 SECONDS_PER_EVALUATION = 2e-6
 GF_EVALUATIONS = 3000
 PRE_RUN_S = 0.3  # auto end time and analysis for d > 2: their searches' budgets, ≈ 3·10⁸
+SECONDS_PER_DATA_VALUE = 2e-8  # drawing and checking one value of X (a normal variate: 15 ns)
 
 
 def evaluations(config: Config) -> float:
@@ -49,6 +53,45 @@ def estimate_seconds(config: Config) -> float:
     return evaluations(config) * per_eval + (PRE_RUN_S if d > 2 else 0.0)
 
 
+INTERPRETED_SLOWDOWN = 400.0  # the uncompiled kernels against the compiled ones (measured
+# 16–300× on the 2-core test machine: the default Explorer run 1.9 s against 6.4 ms estimated)
+PROVISIONAL_MAX_S = 4.0  # while the kernels compile, runs estimated at most this uncompiled
+# are computed at once (provisionally); the others wait for the compiler
+
+
+def interpreted_seconds(config: Config) -> float:
+    """Expected seconds of the run with the kernels uncompiled (`kernels.cache.call`, while a
+    server compiles them): INTERPRETED_SLOWDOWN × `estimate_seconds`."""
+    return INTERPRETED_SLOWDOWN * estimate_seconds(config)
+
+
+def pre_run_seconds(config: Config) -> float:
+    """Seconds of the work a page does with `config` before its run can start, from (n, d)
+    alone: building the data (n·d values; teacher data up to `data.teacher_tries` draws) and,
+    for d > 2, the auto end time's extremal search on its budget (`extremal.plan_search`'s
+    cost). A page whose link asks for more than a moment of it takes it off the page slot
+    (`ui.turns.Slots.divert`)."""
+    n, d = data_shape(config.data)
+    values = float(n) * d * (teacher_tries(n, d) if config.data.kind == "teacher" else 1)
+    search = plan_search(n, d, AUTO_BUDGET).cost if d > 2 else 0.0
+    return values * SECONDS_PER_DATA_VALUE + search * SECONDS_PER_MULTIPLY_ADD
+
+
+def remaining_seconds(estimate_s: float, elapsed_s: float, progress: float) -> float:
+    """Seconds a running run still needs (at least 1), from its estimate and its progress (the
+    fraction of its time range done): the larger of what is left of the estimate and the pace
+    so far, elapsed · (1 − p)/p, once that pace is telling (after a second, or once the run
+    has outlived its estimate; with no progress yet, at least as long again). A queue
+    said "about 1 s" while the run ahead, estimated at a few seconds, was at t = 0.28 of 20
+    after a minute."""
+    p = min(max(float(progress), 0.0), 1.0)
+    left = max(estimate_s - elapsed_s, 0.0)
+    if elapsed_s >= 1.0 or elapsed_s >= estimate_s:
+        pace = elapsed_s * (1.0 - p) / p if p > 0 else elapsed_s
+        left = max(left, pace)
+    return max(1.0, left)
+
+
 def describe_seconds(seconds: float) -> str:
     """'about 40 s', 'about 3 min', 'about 2 h' (two significant figures at most)."""
     if seconds < 90:
@@ -59,4 +102,4 @@ def describe_seconds(seconds: float) -> str:
 
 
 __all__ = ["GF_EVALUATIONS", "SECONDS_PER_MULTIPLY_ADD", "describe_seconds", "estimate_seconds",
-           "evaluations", "work"]
+           "evaluations", "pre_run_seconds", "remaining_seconds", "work"]

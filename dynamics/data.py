@@ -168,14 +168,32 @@ def generate(data: GeneratedData, rng: np.random.Generator
     return np.ascontiguousarray(X), y, {}
 
 
+TEACHER_TRIES = 1000
+"""Draws of Chistikov et al.'s data at most, while some ∠(v*, x_i) ≥ 90° (rare when n ≈ d)."""
+TEACHER_DRAW_BUDGET = 1 << 22
+"""Normal variates the redraws may take in all (≈ 4·10⁶: tens of ms): the tries are
+`TEACHER_TRIES` while (n + 1)·d ≤ 4,194 — every draw of the papers' n = d ≤ 64 data
+unchanged — and
+fewer above, at least one, so building the data costs O(n·d) whatever n is. At n = 20,000,
+d = 8 the redraws never succeed (each point fails with probability Φ(−√(d/ρ)) ≈ 0.2 %), and
+1,000 of them took seconds on every page that asked for the data."""
+
+
+def teacher_tries(n: int, d: int) -> int:
+    """How many times `_teacher` may draw (n, d) data: `TEACHER_TRIES`, fewer when n·d is
+    large (see `TEACHER_DRAW_BUDGET`), at least 1."""
+    return max(1, min(TEACHER_TRIES, TEACHER_DRAW_BUDGET // max(1, (n + 1) * d)))
+
+
 def _teacher(d: int, n: int, scheme: str, rho: float | None, rng: np.random.Generator,
-             tries: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Chistikov et al.'s data; redraws until every ∠(v*, x_i) < 90° (rare rejections)."""
+             tries: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chistikov et al.'s data; redraws until every ∠(v*, x_i) < 90°, at most
+    `teacher_tries(n, d)` times; after the last, the labels are relu(⟨v*, x_i⟩)."""
     if rho is None:
         rho = 1.0 if scheme == "centred" else float(np.sqrt(2.0) - 1.0)
     mu = rng.standard_normal(d)
     mu /= np.linalg.norm(mu)
-    for _ in range(tries):
+    for _ in range(teacher_tries(n, d) if tries is None else tries):
         X = mu + np.sqrt(rho / d) * rng.standard_normal((n, d))
         if scheme == "centred":
             vstar = mu

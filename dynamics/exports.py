@@ -6,6 +6,12 @@ uploaded column name can put such text into an exported table (``=HYPERLINK("htt
 &A1, "click")`` in a results CSV). The usual rule is applied: such a text cell gets a leading
 apostrophe (``'=HYPERLINK(…)``), which spreadsheets show as the literal text.
 
+A carriage return or line feed inside a text cell would end the row for many CSV readers
+(Python's csv module quotes a field with a line feed but not one with a bare carriage return
+when rows end in ``\n``, so ``"\r=2+2"`` started a new row whose first cell was ``=2+2``):
+rows end in ``\r\n`` (RFC 4180), so every cell holding either character is quoted and read
+back as one cell.
+
 Numbers are left as they are. A numeric cell (int, float, bool, NumPy numbers) is written as
 the number — ``-0.5`` stays the number −0.5, NaN stays empty —, and a text cell that is itself a
 plain decimal number (``"-0.5"``, ``"+3"``, ``"1e-6"``: what `float` parses, nothing else) is
@@ -22,6 +28,7 @@ import pandas as pd
 
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet cell a formula (or may)."""
+LINE_END = "\r\n"  # RFC 4180: a cell holding CR or LF is then always quoted
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
@@ -50,9 +57,10 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_bytes(df: pd.DataFrame, *, bom: bool = False) -> bytes:
-    """`df` as inert UTF-8 CSV (no index); with `bom`, a byte-order mark first, so spreadsheet
-    programs read the Unicode."""
-    return inert_frame(df).to_csv(index=False).encode("utf-8-sig" if bom else "utf-8")
+    """`df` as inert UTF-8 CSV (no index; rows end in CR LF, so a cell with either is quoted);
+    with `bom`, a byte-order mark first, so spreadsheet programs read the Unicode."""
+    return inert_frame(df).to_csv(index=False, lineterminator=LINE_END).encode(
+        "utf-8-sig" if bom else "utf-8")
 
 
 __all__ = ["TRIGGERS", "csv_bytes", "inert_cell", "inert_frame", "inert_text"]

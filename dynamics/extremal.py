@@ -491,17 +491,16 @@ def extremal_vectors(X: np.ndarray, b: np.ndarray, gamma: float = 0.0, *,
     only, so every run on the same data — another ε, width, seed or end time, a class that
     changes the width — reuses them. The search is deterministic (seeded), so a kept answer is
     the one it would give again; its vectors are read-only."""
-    Xc = np.ascontiguousarray(X, dtype=float)
-    bc = np.ascontiguousarray(b, dtype=float)
-    key = (hashlib.sha256(Xc.tobytes()).hexdigest(), Xc.shape,
-           hashlib.sha256(bc.tobytes()).hexdigest(), float(gamma), n_starts, iters, max_faces,
+    X = np.asarray(X, dtype=float)
+    b = np.asarray(b, dtype=float)
+    key = (_digest(X), X.shape, _digest(b), float(gamma), n_starts, iters, max_faces,
            float(budget), seed, method)
     with _memo_lock:
         got = _memo.get(key)
         if got is not None:
             _memo.move_to_end(key)
             return list(got)
-    found = tuple(search(Xc, bc, gamma, n_starts=n_starts, iters=iters, max_faces=max_faces,
+    found = tuple(search(X, b, gamma, n_starts=n_starts, iters=iters, max_faces=max_faces,
                          budget=budget, seed=seed, method=method))
     for e in found:
         e.vector.setflags(write=False)
@@ -510,6 +509,18 @@ def extremal_vectors(X: np.ndarray, b: np.ndarray, gamma: float = 0.0, *,
         while len(_memo) > MEMO_ENTRIES:
             _memo.popitem(last=False)
     return list(found)
+
+
+def _digest(a: np.ndarray) -> str:
+    """sha256 of an array's values, without a copy of it (a non-contiguous one a block of
+    rows at a time)."""
+    h = hashlib.sha256()
+    if a.flags.c_contiguous:
+        h.update(a.data.cast("B"))
+    else:
+        for lo in range(0, a.shape[0], 4096):
+            h.update(np.ascontiguousarray(a[lo:lo + 4096]).tobytes())
+    return h.hexdigest()
 
 
 def forget() -> None:

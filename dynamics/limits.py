@@ -35,6 +35,7 @@ class Limits:
     memory_cache_mb: float = 512.0  # in-process cache: bytes
     disk_cache_mb: float = 2048.0  # persistent cache: bytes
     max_sweep_points: int = 5000  # points in one sweep
+    max_spec_mb: float = 16.0  # a sweep spec's JSON text (MB of 1,048,576 bytes)
     click_to_run_s: float = 5.0  # runs estimated to take longer wait for the visitor's click
     session_upload_files: int = 4  # files one session may hold on the server at once
     session_upload_mb: float = 30.0  # bytes of those files (MB of 1,048,576 bytes)
@@ -59,6 +60,7 @@ LIMIT_HELP: dict[str, str] = {
     "memory_cache_mb": "in-process cache: size (MB)",
     "disk_cache_mb": "persistent cache: size (MB)",
     "max_sweep_points": "points in one sweep",
+    "max_spec_mb": "size of a sweep spec's JSON text (MB)",
     "click_to_run_s": "estimated seconds above which a run waits for the visitor's click",
     "session_upload_files": "uploaded files one session may hold on the server at once",
     "session_upload_mb": "size of the files one session holds (MB)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels.cache import call
 from .kernels.measure import GRAM_BUFFER, angle_stats
 
 _TINY = 1e-300
@@ -74,7 +75,7 @@ def max_mean_angle(W: np.ndarray, X: np.ndarray, mask: np.ndarray | None = None
     matrix (at every frame, building it would cost more than the integration)."""
     sel = active_mask(W, X) if mask is None else (active_mask(W, X) & mask)
     W = np.ascontiguousarray(W, dtype=float)
-    amax, total, k = angle_stats(W, np.ascontiguousarray(sel, dtype=bool), np.empty(W.shape),
+    amax, total, k = call(angle_stats)(W, np.ascontiguousarray(sel, dtype=bool), np.empty(W.shape),
                                  np.empty(max(GRAM_BUFFER, W.shape[0])))
     if k < 2:
         return 0.0, 0.0

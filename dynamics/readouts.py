@@ -128,6 +128,24 @@ def mean_neuron(traj: Trajectory, frame: int, sign: int) -> np.ndarray | None:
     return np.asarray(W, float)[sel].mean(axis=0)
 
 
+def mean_neurons(traj: Trajectory, sign: int) -> np.ndarray:
+    """`mean_neuron` at every frame at once, (F, d): NaN rows where W was not stored or no
+    neuron has that sign."""
+    F, d = traj.n_frames, traj.X.shape[1]
+    out = np.full((F, d), np.nan)
+    frames = np.asarray(traj.W_frames, dtype=int) % max(F, 1)
+    if frames.size == 0:
+        return out
+    a = np.asarray(traj.a, float)[frames]
+    sel = (a > 0) if sign > 0 else (a < 0)
+    count = sel.sum(axis=1)
+    sums = np.einsum("kj,kjd->kd", sel.astype(float), np.asarray(traj.W, float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / count[:, None]
+    out[frames] = np.where(count[:, None] > 0, means, np.nan)
+    return out
+
+
 @dataclass(frozen=True)
 class AlignmentCurves:
     """Per frame, for one sign: cos(w̄, x) of the mean neuron (NaN where W is not stored),
@@ -160,24 +178,21 @@ def alignment_curves(traj: Trajectory, sign: int) -> AlignmentCurves:
                     cos_all[f] = np.where(nw > 0, (W @ target) / nw, np.nan)
     cos_all = np.asarray(cos_all, float)
     a = np.asarray(traj.a, float)
-    lo = np.full(F, np.nan)
-    hi = np.full(F, np.nan)
+    sel = (a > 0) if sign > 0 else (a < 0)
+    count = sel.sum(axis=1).astype(int)
+    ok = sel & np.isfinite(cos_all)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(ok.any(axis=1), np.where(ok, cos_all, np.inf).min(axis=1), np.nan)
+        hi = np.where(ok.any(axis=1), np.where(ok, cos_all, -np.inf).max(axis=1), np.nan)
+    W = mean_neurons(traj, sign)
+    nw = np.linalg.norm(W, axis=1) * np.linalg.norm(target)
+    good = np.all(np.isfinite(W), axis=1) & (nw > 0)
     mean = np.full(F, np.nan)
-    count = np.zeros(F, int)
-    for f in range(F):
-        sel = a[f] > 0 if sign > 0 else a[f] < 0
-        count[f] = int(sel.sum())
-        if count[f]:
-            c = cos_all[f, sel]
-            c = c[np.isfinite(c)]
-            if c.size:
-                lo[f], hi[f] = float(c.min()), float(c.max())
-        w = mean_neuron(traj, f, sign)
-        if w is not None and np.all(np.isfinite(w)):
-            mean[f] = _cos(w, target)
+    mean[good] = (W[good] @ target) / nw[good]
     return AlignmentCurves(np.asarray(traj.t, float), mean, lo, hi, count)
 
 
 __all__ = ["AlignmentCurves", "FunctionCurves", "alignment_curves", "class_means",
-           "function_curves", "mean_neuron", "network_output", "network_outputs",
+           "function_curves", "mean_neuron", "mean_neurons", "network_output",
+           "network_outputs",
            "signal_vectors", "stored_frames"]

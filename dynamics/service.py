@@ -9,9 +9,10 @@ process-wide one). A request goes
            → compute (`simulate`, behind a global limit on simultaneous simulations)
 
 Only final outcomes are cached (`Status.cacheable`: completed, diverged or max_steps); a run
-stopped by the deadline or cancelled is returned but not stored. A disk entry that does not
-parse, or holds another configuration's result, is a miss and is deleted; such repairs are
-logged and counted (`cache_health()`, shown on the status page).
+stopped by the deadline or cancelled is returned but not stored, and so is a provisional one
+(computed with the kernels uncompiled while the server compiled them, `dynamics.simulate`). A
+disk entry that does not parse, or holds another configuration's result, is a miss and is
+deleted; such repairs are logged and counted (`cache_health()`, shown on the status page).
 
 Deadline
 --------
@@ -99,7 +100,7 @@ import numpy as np
 from .annotations import Analysis
 from .blas import apply_numpy_blas_threads
 from .config import Config
-from .cost import describe_seconds, estimate_seconds
+from .cost import describe_seconds, estimate_seconds, remaining_seconds
 from .diskstore import DiskStore
 from .limits import Limits, get_limits, get_settings
 from .simulate import simulate
@@ -138,6 +139,12 @@ def _cacheable(status: str) -> bool:
         return Status(status).cacheable
     except ValueError:
         return False
+
+
+def _keeps(traj: Trajectory) -> bool:
+    """Whether a result is stored: a final outcome, computed by the compiled kernels (a
+    provisional run, computed while they compiled, may differ in the last bits)."""
+    return _cacheable(traj.status) and not traj.meta.get("provisional")
 
 
 def _freeze(traj: Trajectory) -> Trajectory:
@@ -254,11 +261,12 @@ class _Slots:
         return next((f for f in self.queue if not (f.sessions & busy)), None)
 
     def expected_wait(self, flight: _Flight) -> float:
-        """Seconds until `flight` gets a slot if every run takes its estimate: the slots free
-        up as the running runs finish (what remains of their estimates, at least 1 s each),
-        then the queued ones ahead take them in order (call with `cond` held)."""
+        """Seconds until `flight` gets a slot if every queued run takes its estimate: the slots
+        free up as the running runs finish (what remains of each from its estimate and its
+        progress so far, `cost.remaining_seconds`), then the queued ones ahead take them in
+        order (call with `cond` held)."""
         now = time.monotonic()
-        free = [max(1.0, (f.started or now) + f.estimate_s - now)
+        free = [remaining_seconds(f.estimate_s, now - (f.started or now), f.last[0])
                 for f, end in self.holders.items() if end > now]
         free += [0.0] * max(0, self.limit - len(free))
         heapq.heapify(free)
@@ -407,7 +415,8 @@ class Service:
     def analyse(self, traj: Trajectory) -> Analysis:
         """Theory and phases for a trajectory (`dynamics.analysis.analyse`), memoised per cache
         key, status and length. Empty `Analysis()` while that module does not exist."""
-        mkey = (traj.config.cache_key(), traj.status, traj.n_frames,
+        mkey = (traj.config.cache_key(), traj.status + ("~" if traj.meta.get("provisional")
+                                                        else ""), traj.n_frames,
                 float(traj.t[-1]) if traj.n_frames else 0.0)
         with self._lock:
             got = self._analyses.get(mkey)
@@ -441,10 +450,11 @@ class Service:
                  limit: int = PREFETCH_MAX) -> int:
         """Compute `configs` speculatively in the background (see the module docstring). The
         `owner`'s pending list becomes the uncached ones among them (at most `limit`, in
-        order); owners (e.g. sessions) take turns, one run at a time. `on_done(traj)` is called
-        in the prefetch thread after each completed run of this owner (a run that was already
-        cached is not called back: the caller can `peek` it). Returns how many are pending for
-        this owner. Never blocks; invalid mappings are skipped. With `EAE_PREFETCH=0`
+        order); owners (e.g. sessions) take turns. `on_done(traj)` is called in the prefetch
+        worker after each completed run of this owner (a run that was already cached is not
+        called back: the caller can `peek` it), and analyses it as it sees fit (in its turn);
+        without `on_done` the run is analysed here. Returns how many are pending for this
+        owner. Never blocks; invalid mappings are skipped. With `EAE_PREFETCH=0`
         (`Settings.prefetch`; the test suite's default) nothing is started."""
         if not get_settings().prefetch:
             return 0
@@ -562,12 +572,13 @@ class Service:
                 self._spec[me] = spec
             try:
                 traj = self.run(spec.config, cancel=spec.cancel)
-                if _cacheable(traj.status):
-                    self.analyse(traj)
+                if _keeps(traj):
                     with self._lock:
                         self._counts["prefetched"] += 1
-                    if spec.done is not None:
+                    if spec.done is not None:  # the caller analyses it, in its own order
                         spec.done(traj)
+                    else:
+                        self.analyse(traj)
                 elif spec.preempted and spec.owner.startswith(FAMILY):
                     self._pend_again(spec)  # a visitor waits for it: taken up again
             except Exception:  # speculative: a failure is the real request's to report
@@ -817,7 +828,7 @@ class Service:
             if result is not None:
                 _freeze(result)
             with self._lock:
-                if result is not None and _cacheable(result.status):
+                if result is not None and _keeps(result):
                     self._mem_put(flight.key, result)
                 if self._flights.get(flight.key) is flight:
                     del self._flights[flight.key]
@@ -850,7 +861,7 @@ class Service:
             with self._lock:
                 if not flight.overran:
                     self._counts["deadlines"] += 1
-        if _cacheable(traj.status):
+        if _keeps(traj):
             self._disk_put(flight.key, traj)
         return traj
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import metrics
 from .config import Config
+from .cost import PROVISIONAL_MAX_S, interpreted_seconds
 from .data import Dataset, build_dataset
 from .init import init_weights
 from .kernels import (
@@ -41,6 +42,7 @@ from .kernels import (
     Problem,
     Stepper,
     StepStatus,
+    cache,
     loss_value,
     make_stepper,
     usable_cpus,
@@ -315,10 +317,15 @@ class _FrameQueue:
         self._flushed = time.perf_counter()
         if threaded:
             self._q = queue.Queue(maxsize=SINK_QUEUED)
-            self._thread = threading.Thread(target=self._work, name="eae-measure", daemon=True)
+            self._thread = threading.Thread(target=self._work, args=(cache.mode(),),
+                                            name="eae-measure", daemon=True)
             self._thread.start()
 
-    def _work(self) -> None:
+    def _work(self, mode: cache.Mode | None) -> None:
+        with cache.running(mode):  # the kernels as the run calls them (compiled or not)
+            self._measure()
+
+    def _measure(self) -> None:
         q = self._q
         assert q is not None
         while True:
@@ -409,9 +416,26 @@ def simulate(config: Config, progress: ProgressFn | None = None, deadline: float
 
     progress(fraction, text) is called between chunks; `deadline` is a wall-clock budget in
     seconds from the call; `cancel` is an Event-like object (or a callable) checked between
-    chunks; `initial` = (W, a) replaces the configured initialisation.
+    chunks; `initial` = (W, a) replaces the configured initialisation. While a warm-up compiles
+    the kernels in another thread, a run whose uncompiled estimate is at most
+    `PROVISIONAL_MAX_S` runs the kernels' source uncompiled (`kernels.cache.call`) and is marked
+    `meta["provisional"]`; every other run calls the compiled kernels.
     """
     start = time.perf_counter()
+    # while the server compiles the kernels, a small run goes uncompiled (provisional: never
+    # cached, `Trajectory.meta["provisional"]`); a larger one waits for the compiler
+    provisional = cache.compiling_elsewhere() and \
+        interpreted_seconds(config) <= PROVISIONAL_MAX_S
+    with cache.running("interpreted" if provisional else "compiled"):
+        traj = _simulate(config, progress, deadline, cancel, initial, start)
+    if provisional:
+        traj.meta["provisional"] = True
+    return traj
+
+
+def _simulate(config: Config, progress: ProgressFn | None, deadline: float | None,
+              cancel: CancelToken | Callable[[], bool] | None,
+              initial: tuple[np.ndarray, np.ndarray] | None, start: float) -> Trajectory:
     ds = build_dataset(config)
     if initial is not None:
         W0 = np.array(initial[0], dtype=float, copy=True)

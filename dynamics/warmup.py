@@ -1,6 +1,10 @@
 """Compile (or load from numba's cache) every kernel a page can call, once per process, before
-the first visitor: a server starts this in a thread (`ui.server.lifespan`) and pages show
-`state()` meanwhile instead of a blank page.
+the first visitor: a server starts this in a thread (`ui.server.lifespan`). With an empty
+cache the compiling happens in a subprocess (`_compile_in_a_subprocess`), so that the
+server's interpreter lock stays free for its visitors; this process then loads the kernels.
+Meanwhile the other threads run the kernels uncompiled (`kernels.cache.call`): a small run is
+computed at once, provisionally (`dynamics.simulate`), and a page shows `state()` instead of
+waiting for a larger one.
 
 The work is a few tiny simulations that reach each compiled entry point (gf, GD, the recorder;
 square, logistic and exponential losses share one compiled signature: the loss is a code).
@@ -11,6 +15,8 @@ numba cache, about 2 s when it loads.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -84,6 +90,10 @@ def _cache_is_warm() -> bool:
     `*.nbi` of gf.py; then start-up only loads them)."""
     root = os.environ.get("NUMBA_CACHE_DIR")
     where = Path(root) if root else Path(__file__).resolve().parent / "kernels" / "__pycache__"
+    if root:  # the kernels of these sources sit under their stamp (`kernels.cache`)
+        from .kernels.cache import package_stamp
+
+        where = where / f"eae_kernels_{package_stamp()[:16]}"
     try:
         return any(where.rglob("gf.*.nbi"))
     except OSError:
@@ -106,19 +116,44 @@ def warm_kernels() -> WarmState:
             return _snapshot()
         _st.running = True
         configs = _warm_configs()
+    from .kernels import cache
+
+    cache.begin_warming()  # meanwhile other threads run the kernels uncompiled (small runs)
     try:
         from .config import Config
         from .simulate import simulate
-        for c in configs:
+        compiled_apart = not _cache_is_warm() and _compile_in_a_subprocess()
+        for c in configs:  # (after the subprocess: loaded from numba's cache, ~2 s)
             simulate(Config.from_dict(c))
-            with _lock:
-                _st.done += 1
+            if not compiled_apart:
+                with _lock:
+                    _st.done += 1
     except Exception as e:  # never fatal: pages compile on demand instead
         with _lock:
             _st.error = f"{type(e).__name__}: {e}"
+    finally:
+        cache.end_warming()
     with _lock:
         _st.ready = True
         return _snapshot()
+
+
+def _compile_in_a_subprocess() -> bool:
+    """Compile the kernels into numba's disk cache in a process of its own (`python -m
+    dynamics.warmup`, reporting each run done): the compiler holds its interpreter lock most of
+    the time, and in this process that lock serves the visitors' pages meanwhile. True when it
+    succeeded (this process then loads what it wrote)."""
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "dynamics.warmup"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return False
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("done"):
+            with _lock:
+                _st.done += 1
+    return proc.wait() == 0 and _cache_is_warm()
 
 
 def _snapshot() -> WarmState:
@@ -135,3 +170,12 @@ def state() -> WarmState:
 
 
 __all__ = ["WarmState", "begin", "state", "warm_kernels"]
+
+
+if __name__ == "__main__":  # the compilation apart (`_compile_in_a_subprocess`)
+    from .config import Config
+    from .simulate import simulate
+
+    for _c in _warm_configs():
+        simulate(Config.from_dict(_c))
+        print("done", flush=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent setup for the Early Alignment Explorer.
-#   bash scripts/setup.sh               # venv + Python deps + Chromium (for browser tests)
+#   bash scripts/setup.sh               # venv + Python deps + Chromium (browser tests) + HAProxy
 #   bash scripts/setup.sh --no-browser  # venv + Python deps only (enough to run the dashboard)
 # Safe to run repeatedly: pip only runs when the requirements files or pyproject.toml changed
 # since the last successful install (hash stamp in .venv/.requirements.sha256). The project
@@ -39,6 +39,21 @@ if [[ "$WANT_BROWSER" == 1 && ! -x /usr/bin/chromium ]]; then
   else
     log "WARNING: /usr/bin/chromium missing and cannot apt-get install it (need root + apt-get);"
     log "         browser tests will be skipped (or fail under CI=true)."
+  fi
+fi
+
+# --- 1b. HAProxy (Debian package) for the replica test behind a real reverse proxy
+# (tests/test_replicas_proxy.py, marked slow and proxy); its service is not started ---
+if [[ "$WANT_BROWSER" == 1 && ! -x /usr/sbin/haproxy ]]; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log "installing haproxy via apt-get (one-time)..."
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq </dev/null >/dev/null
+    apt-get install -y -qq --no-install-recommends haproxy </dev/null >/dev/null
+    log "haproxy installed: $(/usr/sbin/haproxy -v 2>/dev/null | head -1 || echo '?')"
+  else
+    log "WARNING: /usr/sbin/haproxy missing and cannot apt-get install it (need root + apt-get);"
+    log "         the replica test (-m proxy) will be skipped (or fail under CI=true)."
   fi
 fi
 

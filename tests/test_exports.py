@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dynamics import sweeps as sw
 from dynamics.config import Config, ConfigError
@@ -26,7 +28,8 @@ BASE = {"model": {"width": 8}, "record": {"frames": 8, "scalars": 20},
 
 
 def cells(data: bytes, encoding: str = "utf-8") -> list[list[str]]:
-    return list(csv.reader(io.StringIO(data.decode(encoding))))
+    """The rows a CSV reader sees (no newline translation: the reader splits the rows)."""
+    return list(csv.reader(io.StringIO(data.decode(encoding), newline="")))
 
 
 def assert_inert(rows: list[list[str]]) -> None:
@@ -76,13 +79,43 @@ def test_the_cli_writes_an_inert_csv(tmp_path: Path) -> None:
     """`python -m dynamics sweep spec.json --out x.csv` (its own one-worker LocalCluster)."""
     spec = tmp_path / "spec.json"
     spec.write_text(sw.Sweep.from_dict({"base": BASE, "axes": [
-        {"field": "data.kind", "values": [FORMULA, "@SUM(1)"]}]}).to_json())
+        {"field": "data.kind", "values": [FORMULA, "@SUM(1)", CR_FORMULA]}]}).to_json())
     out = tmp_path / "out.csv"
     assert cli_main([str(spec), "--out", str(out), "--workers", "1", "--quiet"]) == 0
     rows = cells(out.read_bytes())
+    assert len(rows) == 1 + 3  # a carriage return in a value started a row of its own
     assert_inert(rows)
     flat = [c for r in rows for c in r]
-    assert "'" + FORMULA in flat and "'@SUM(1)" in flat
+    assert "'" + FORMULA in flat and "'@SUM(1)" in flat and "'" + CR_FORMULA in flat
+    assert not any(r and r[0].startswith("=") for r in rows)
+
+
+CR_FORMULA = "\r=2+2"
+
+
+@pytest.mark.parametrize("value", [CR_FORMULA, "a\r=2+2", "a\n=2+2", "\r\n=1", "x\r"])
+def test_a_carriage_return_or_line_feed_stays_inside_its_cell(value: str) -> None:
+    """A sweep value "\r=2+2" was written unquoted: a CSV reader started a new row with
+    =2+2. Every cell with a CR or LF is now quoted and read back whole."""
+    df = pd.DataFrame({"label": [value, "ok"], "x": [1.0, 2.0]})
+    rows = cells(csv_bytes(df))
+    assert len(rows) == 3 and all(len(r) == 2 for r in rows), rows
+    assert rows[1][0] == inert_text(value) and rows[2] == ["ok", "2.0"]
+    assert not any(r[0].startswith("=") for r in rows)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("=+-@\t\r\n\",;'a1. ")), max_size=12),
+                min_size=1, max_size=6))
+def test_any_text_reads_back_as_its_own_cells(values: list[str]) -> None:
+    """Random text of triggers, quotes, separators, CR and LF: as many rows and cells as
+    written, each the text itself or (a trigger first) with its apostrophe."""
+    df = pd.DataFrame({"v": values, "n": range(len(values))})
+    rows = cells(csv_bytes(df))
+    assert len(rows) == len(values) + 1
+    for value, row in zip(values, rows[1:], strict=True):
+        assert row == [inert_text(value), str(row[1])] and int(row[1]) >= 0
+    assert_inert([r[:1] for r in rows[1:]])
 
 
 def test_the_claims_csv_is_inert() -> None:

@@ -1,7 +1,8 @@
-"""Scrub a control live, in real Chromium: the family of runs along ε arrives in the background,
-dragging the player's scrub slider swaps runs with no server round trip, a value not computed
-yet shows the nearest computed one (marked as such), and the release becomes the page's state
-and the URL's."""
+"""Scrub a control live, in real Chromium: the family of runs along ε arrives in the background
+with the figure, dragging the player's scrub slider — or the sidebar's ε slider — swaps runs
+with no server round trip, a value not computed yet shows the nearest computed one (marked as
+such), the release becomes the page's state and the URL's, and after quick changes the scrub
+bar, the sidebar and the figure show one value."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ FAMILY_JS = """() => {
   return {loaded: p.familyRuns.size, n: p.family.values.length, current: p.family.current,
           shown: p.familyShown, wanted: p.familyWanted, swaps: p.swaps, key: p.runKey,
           note: f.contentDocument.querySelector('.eae-scrub-note').textContent,
-          nearest: p.root.dataset.scrubNearest};
+          nearest: p.root.dataset.scrubNearest, param: p.family.param,
+          value: f.contentDocument.querySelector('.eae-scrub-value').textContent,
+          hovered: f.contentDocument.querySelector('.eae-scrub:hover') !== null};
 }"""
 
 
@@ -41,11 +44,10 @@ def test_dragging_epsilon_swaps_runs_and_the_release_is_the_state(
     player = player_frame(page)
     slider = player.locator(".eae-scrub-input")
     slider.scroll_into_view_if_needed()
-    page.wait_for_timeout(1500)
-    assert page.evaluate(FAMILY_JS)["loaded"] == 1  # nothing computed until it is reached for
-    slider.hover()  # the visitor reaches for the slider: the family is computed now
+    # a cheap family starts with the figure: it arrives while nobody reaches for the slider
     page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.loaded >= 7; }}",
                            timeout=180_000, polling=200)
+    assert not page.evaluate(FAMILY_JS)["hovered"]
     fam = page.evaluate(FAMILY_JS)
     box = slider.bounding_box()
     assert box is not None
@@ -107,3 +109,69 @@ def test_a_value_not_computed_yet_shows_the_nearest_marked(streamlit_server, pag
     got = page.evaluate(FAMILY_JS)
     assert got["wanted"] == 0 and got["shown"] == 2  # the nearest computed: the one on screen
     assert got["nearest"] == "true" and "showing the nearest, 0.001" in got["note"]
+
+
+def _ladder() -> list[float]:
+    from ui.settings import eps_ladder
+
+    return eps_ladder()
+
+
+def _sidebar_eps(page) -> tuple:
+    """The sidebar's ε slider: its range input and the value it shows."""
+    from ui.settings import setting
+
+    thumb = page.locator(f'input[type="range"][aria-label="{setting("init.scale").label}"]')
+    return thumb, float(thumb.get_attribute("aria-valuetext"))
+
+
+@pytest.mark.browser
+def test_the_sidebar_slider_moves_the_family_and_quick_changes_keep_one_value(
+        start_streamlit, page, tmp_path):
+    """Dragging the sidebar's ε slider swaps the player's runs before the page hears of it;
+    then five quick ε steps from the keyboard (each a rerun, the next sent before the last is
+    drawn): the figure, the scrub bar, the sidebar and the link all end on the same ε."""
+    base = start_streamlit("serve.py", env={"EAE_PREFETCH": "1",
+                                            "EAE_CACHE_DIR": str(tmp_path / "cache")})
+    page.goto(f"{base}/?model.width=10")
+    wait_for_streamlit_idle(page, timeout=300)
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.loaded >= f.n; }}",
+                           timeout=180_000, polling=200)
+    thumb, eps0 = _sidebar_eps(page)
+    assert eps0 == 0.001
+    before = page.evaluate(FAMILY_JS)
+    box = page.locator('[data-testid="stSlider"]').filter(has=thumb).first
+    box.scroll_into_view_if_needed()
+    knob = box.locator('[data-testid="stSliderThumbValue"]').bounding_box()
+    track = box.bounding_box()
+    assert knob is not None and track is not None
+    y, x = knob["y"] + knob["height"] + 12, knob["x"] + knob["width"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    step = track["width"] / (len(_ladder()) - 1)  # one value of the slider, in px
+    for k in range(1, 5):  # two values to the left, in small moves
+        page.mouse.move(x - k * 0.55 * step, y)
+    page.wait_for_function(f"() => ({FAMILY_JS})().swaps > {before['swaps']}", timeout=20_000)
+    moving = float(thumb.get_attribute("aria-valuetext"))
+    assert moving < eps0
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f.value === "
+                           f"'{moving:g}'; }}", timeout=20_000)
+    during = page.evaluate(PLAYER_JS, 0)
+    assert _eps(during["title"]) == pytest.approx(moving)  # the figure follows the drag
+    page.mouse.up()
+    wait_for_streamlit_idle(page, timeout=120)
+    # quick changes from the keyboard: each step reruns the page, the next comes at once
+    thumb.focus()
+    for _ in range(5):
+        page.keyboard.press("ArrowLeft")
+    wait_for_streamlit_idle(page, timeout=180)
+    page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f && f.wanted === "
+                           "f.shown && f.shown === f.current; }", timeout=60_000)
+    _thumb, eps = _sidebar_eps(page)
+    got = page.evaluate(FAMILY_JS)
+    title = page.evaluate(PLAYER_JS, 0)["title"]
+    assert eps < moving
+    assert _eps(title) == pytest.approx(eps), (title, eps)
+    assert float(got["value"]) == pytest.approx(eps), got
+    assert got["nearest"] == "false" and got["note"] == ""
+    assert re.search(rf"init\.scale={re.escape(f'{eps:g}')}(&|$)", page.url), page.url

@@ -36,19 +36,31 @@ def test_warm_kernels_runs_once_and_reports_ready() -> None:
     assert warmup.state().as_dict()["ready"] is True
 
 
-def test_a_visitor_during_start_up_sees_the_message_not_a_blank_page(monkeypatch) -> None:
-    """The page's side, under AppTest: while the compilation is under way the app shows the
-    progress message and nothing else; once it is done, the page itself."""
+def test_a_visitor_during_start_up_gets_the_figure_at_once_or_the_message(monkeypatch) -> None:
+    """The page's side, under AppTest, while the compilation is under way (the warm-up's state
+    and its thread holding the kernels, as `warm_kernels` has them): the default run is
+    computed at once with the kernels uncompiled and its figure drawn, with the note under it;
+    a run too large for that shows the progress message instead of a blank page; once the
+    kernels are ready, the page itself with the exact run."""
     from devtools.apptest import players, run_page
     from devtools.server import REPO_ROOT
+    from tests.test_uncompiled import compiling_elsewhere
 
     monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3,
                                                         expected_s=25.0, running=True))
-    at = run_page(REPO_ROOT / "app.py")
-    texts = " ".join(p.proto.text for p in at.get("progress"))
-    assert "compiles the simulation kernels" in texts and "0 of 3 done" in texts
-    assert not players(at)  # the page's own figure waits
+    with compiling_elsewhere():
+        at = run_page(REPO_ROOT / "app.py")
+        assert not at.exception and players(at)  # the figure, at once
+        notes = " ".join(c.value for c in at.caption)
+        assert "not compiled yet" in notes and "replaces this figure by itself" in notes
+        assert not at.get("progress")
+        big = run_page(REPO_ROOT / "app.py", {"data.kind": "teacher", "data.n": "200",
+                                              "data.d": "10", "model.width": "100"})
+        texts = " ".join(p.proto.text for p in big.get("progress"))
+        assert "compiles the simulation kernels" in texts and "0 of 3 done" in texts
+        assert not players(big)  # this run waits for the compiler
     monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3, done=3,
                                                         ready=True))
     at.run()
     assert not at.exception and players(at) and not at.get("progress")
+    assert "not compiled yet" not in " ".join(c.value for c in at.caption)

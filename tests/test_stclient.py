@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from devtools.stclient import ClientError, Session
-from viz.payload import decode
+from viz.payload import decode, header_of
 
 TIMEOUT = 300.0  # s: a loaded shared machine; the first run on a fresh server compiles/loads
 
 
 def _title(payload: bytes) -> str:
-    header, _ = decode(payload)
-    return str(header["figure"]["layout"]["title"]["text"])
+    return str(header_of(payload)["layout"]["title"]["text"])
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +51,7 @@ def test_explorer_width_change_gives_a_new_figure(server: str) -> None:
         third = s.wait_chart(known={first.key, second.key}, timeout=TIMEOUT)
         s.wait_idle()
         assert third.payload is not None
-        layout = decode(third.payload)[0]["figure"]["layout"]
+        layout = decode(third.payload).layout_json()
         assert layout["xaxis2"]["type"] == "linear", layout["xaxis2"]
         assert "width m = 31" in _title(third.payload)  # the width change was kept
         assert "view.time_axis=linear" in s.query_string

@@ -39,6 +39,7 @@ from .settings import (
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .state import needs_seed, seed
 from .text import literal
+from .turns import PAGES
 from .view import FigureView
 
 SERVER = settings.SERVER
@@ -357,6 +358,7 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     elif st.session_state.get(p.key("data._name")) != (getattr(up, "file_id", up.name),
                                                         up.size):
         st.session_state.pop(store, None)  # free the last file's arrays before this parse
+        PAGES.divert()  # a parse: other visitors' pages go on meanwhile (`ui.turns`)
         try:
             parsed = parse_upload(up.name, up.getvalue(), loss=p.base["loss"]["kind"])
         except UploadError as e:

@@ -199,7 +199,8 @@ def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
     key_now = family.keys[family.current]
     if key_now is not None:
         figures.STORE.alias(key_now, on_screen.key)
-    if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable:
+    if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable \
+            or traj.meta.get("provisional"):
         return False
     for i in family.order():
         k = family.keys[i]
@@ -240,7 +241,8 @@ def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
     """Register the family so that the player can start it (`start_offered`), and start it
     now when it is cheap (`estimated_s` ≤ AUTO_START_S) and the server is not shared: (its id,
     started). (None, False) for a run too heavy to scrub."""
-    if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable:
+    if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable \
+            or traj.meta.get("provisional"):  # computed while the kernels compile: no family
         return None, False
     h = hashlib.sha256("|".join([owner, *(k or "-" for k in family.keys)]).encode())
     fid = h.hexdigest()[:32]

@@ -71,9 +71,11 @@ class Shown:
 
 
 def trajectory_key(traj: Trajectory) -> str:
-    """What identifies a trajectory's picture: config key, status, frames and last time."""
+    """What identifies a trajectory's picture: config key, status, frames and last time (and
+    "provisional" for a run computed while the kernels compiled)."""
     last = float(traj.t[-1]) if traj.n_frames else 0.0
-    return f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}"
+    mark = ":provisional" if traj.meta.get("provisional") else ""
+    return f"{traj.config.cache_key()}:{traj.status}:{traj.n_frames}:{last!r}{mark}"
 
 
 def figure_key(kind: str, trajs: tuple[Trajectory, ...], options: FigureOptions,

@@ -6,7 +6,11 @@ Streamlit does not set.
   (HTTP 400, websocket closed before it is accepted). Allowed: `EAE_ALLOWED_HOSTS`
   (comma-separated; ``*.example.org`` matches its subdomains, ``*`` any host), by default
   localhost, 127.0.0.1, ::1, this machine's name and its address on the local network, and
-  `browser.serverAddress` / `server.address` when they are set.
+  `browser.serverAddress` / `server.address` when they are set. Exempt, as no browser sends
+  them: the health check (`HEALTH_PATHS`) from loopback or a private or link-local address
+  (Docker's HEALTHCHECK, a kubelet probing ``Host: <pod IP>:<port>``, a proxy's check), and an
+  HTTP request with no Host header at all (HAProxy's ``option httpchk`` speaks HTTP/1.0
+  without one). A rebinding attack runs in a browser, which always sends the Host it used.
 - **Origins** of websockets: a browser's Origin must be an allowed host (same site) or listed in
   `server.corsAllowedOrigins`; anything else is refused here. An accepted Origin is handed to
   Streamlit as the request's own origin, so Streamlit's check passes at once: for any other
@@ -23,7 +27,10 @@ Streamlit does not set.
   `EAE_OPERATOR=1`; 404 otherwise.
 - **Uploads per session**: a PUT to Streamlit's upload route is refused (413) when the
   session already holds `EAE_SESSION_UPLOAD_FILES` files or the new file would take it over
-  `EAE_SESSION_UPLOAD_MB` (Streamlit checks only each file against `server.maxUploadSize`).
+  `EAE_SESSION_UPLOAD_MB` (Streamlit checks only each file against `server.maxUploadSize`),
+  counting the uploads of the session still being received: the check and the reservation of
+  the file's place happen in one step on the event loop (`_UploadLedger`), so 32 PUTs sent at
+  once get the same answers as 32 in a row. A PUT without Content-Length gets 411.
 - **Links over Streamlit's size limits** (512 Ki characters or 1,000 parameters, which
   Streamlit silently replaces by an empty query): the page request gets a short page saying
   so (HTTP 414), with a link to the app without them.
@@ -33,6 +40,7 @@ Streamlit does not set.
 from __future__ import annotations
 
 import html
+import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import lru_cache
@@ -57,6 +65,7 @@ QUERY_MAX_CHARS = 512 * 1024
 QUERY_MAX_FIELDS = 1000
 _NOT_PAGES = ("/_stcore/", "/static/", "/component/", "/media/", "/api/", "/app/static/",
               "/favicon")
+HEALTH_PATHS = ("/_stcore/health",)  # Streamlit's health route
 
 
 # ----------------------------------------------------------------------------- hosts
@@ -161,6 +170,58 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def probe_source(client: tuple[str, int] | list[Any] | None) -> bool:
+    """Whether a request comes from where health probes do: loopback, a private or a
+    link-local address (the container itself, the node, the proxy on the same network)."""
+    if not client:
+        return False
+    try:
+        addr = ipaddress.ip_address(str(client[0]).split("%")[0])
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr.is_loopback or addr.is_private or addr.is_link_local
+
+
+def host_exempt(kind: str, path: str, host_header: str | None,
+                client: tuple[str, int] | list[Any] | None) -> bool:
+    """Whether the Host check does not apply (see the module docstring): a health check from a
+    probe's usual source, or an HTTP request without a Host header."""
+    if kind != "http":
+        return False
+    if host_header is None:
+        return True
+    return path.rstrip("/") in HEALTH_PATHS and probe_source(client)
+
+
+class _UploadLedger:
+    """Uploads of each session still being received: (files, bytes) reserved by the check
+    that let them through, released when the request ends (by then Streamlit holds the file,
+    and `_session_holdings` counts it). Used only on the event loop, so a check and its
+    reservation happen in one step."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[int, int]] = {}
+
+    def reserved(self, session: str) -> tuple[int, int]:
+        return self.pending.get(session, (0, 0))
+
+    def reserve(self, session: str, size: int) -> None:
+        files, held = self.pending.get(session, (0, 0))
+        self.pending[session] = (files + 1, held + size)
+
+    def release(self, session: str, size: int) -> None:
+        files, held = self.pending.get(session, (1, size))
+        if files <= 1:
+            self.pending.pop(session, None)
+        else:
+            self.pending[session] = (files - 1, held - size)
+
+
+UPLOADS = _UploadLedger()
+
+
 def _session_holdings(session: str) -> tuple[int, int]:
     """(files, bytes) the session's uploads hold in Streamlit's uploaded-file manager."""
     try:
@@ -216,9 +277,12 @@ class Hardening:
             await self.app(scope, receive, send)
             return
         REAPER.start()
-        host_header = _header(scope, b"host") or ""
+        raw_host = _header(scope, b"host")
+        host_header = raw_host or ""
         name = host_name(host_header)
-        if not host_allowed(name, allowed_hosts()):
+        path = str(scope.get("path", ""))
+        if not (host_allowed(name, allowed_hosts())
+                or host_exempt(kind, path, raw_host, scope.get("client"))):
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             else:
@@ -238,14 +302,14 @@ class Hardening:
                     (b"origin", f"{scheme}://{host_header}".encode("latin-1"))]
             await self.app(scope, receive, send)
             return
-        path = str(scope.get("path", ""))
         if path.rstrip("/") == "/_stcore/metrics" and not get_settings().operator:
             await _plain(send, 404, "Not found.")
             return
+        upload: tuple[str, int] | None = None
         if scope.get("method") == "PUT" and path.startswith(UPLOAD_PREFIX):
-            refusal = self._upload_refusal(scope, path)
+            status, refusal, upload = self._upload_check(scope, path)
             if refusal:
-                await _plain(send, 413, refusal)
+                await _plain(send, status, refusal)
                 return
         if scope.get("method") == "GET" and not path.startswith(_NOT_PAGES):
             over = link_too_long(scope.get("query_string", b"").decode("latin-1"))
@@ -262,28 +326,42 @@ class Hardening:
                                       *[(k, v) for k, v in extra if k not in have]]
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        if upload is None:
+            await self.app(scope, receive, send_with_headers)
+            return
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            UPLOADS.release(*upload)
 
     @staticmethod
-    def _upload_refusal(scope: Scope, path: str) -> str | None:
+    def _upload_check(scope: Scope, path: str) -> tuple[int, str | None, tuple[str, int] | None]:
+        """(status, refusal, None) for an upload this session may not make; else (0, None,
+        (session, bytes)) with its place reserved in `UPLOADS` (no await in between: the
+        check and the reservation are one step on the event loop)."""
         parts = path[len(UPLOAD_PREFIX):].split("/")
         if len(parts) < 2:
-            return None
-        session, file_id = parts[0], parts[1]
+            return 0, None, None
+        session = parts[0]  # parts[1], the file id: a file replacing one of its id counts new
+        raw = _header(scope, b"content-length")
+        try:
+            coming = int(raw) if raw is not None else -1
+        except ValueError:
+            coming = -1
+        if coming < 0:
+            return 411, "An upload must say its size (Content-Length).", None
         lim = get_limits()
         files, held = _session_holdings(session)
-        try:
-            coming = int(_header(scope, b"content-length") or 0)
-        except ValueError:
-            coming = 0
-        del file_id  # a file replacing one of the same id is rare; counted as new
+        pending_files, pending_bytes = UPLOADS.reserved(session)
+        files, held = files + pending_files, held + pending_bytes
         if files >= lim.session_upload_files:
-            return (f"This session already holds {files} uploaded files, the limit on this "
-                    "server; remove one first.")
+            return 413, (f"This session already holds {files} uploaded files (counting those "
+                         "still arriving), the limit on this server; remove one first."), None
         if held + coming > lim.session_upload_mb * MB:
-            return (f"This session's uploads would take {(held + coming) / MB:.1f} MB, over "
-                    f"this server's limit of {lim.session_upload_mb:g} MB.")
-        return None
+            return 413, (f"This session's uploads would take {(held + coming) / MB:.1f} MB, "
+                         f"over this server's limit of {lim.session_upload_mb:g} MB."), None
+        UPLOADS.reserve(session, coming)
+        return 0, None, (session, coming)
 
 
 def middleware() -> list[Any]:
@@ -293,5 +371,6 @@ def middleware() -> list[Any]:
     return [Middleware(Hardening)]
 
 
-__all__ = ["Hardening", "allowed_hosts", "content_security_policy", "default_hosts",
-           "host_allowed", "host_name", "link_too_long", "middleware", "security_headers"]
+__all__ = ["HEALTH_PATHS", "UPLOADS", "Hardening", "allowed_hosts", "content_security_policy",
+           "default_hosts", "host_allowed", "host_exempt", "host_name", "link_too_long",
+           "middleware", "probe_source", "security_headers"]

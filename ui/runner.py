@@ -29,12 +29,17 @@ import streamlit as st
 from dynamics.annotations import Analysis
 from dynamics.config import Config
 from dynamics.config.checks import data_shape
-from dynamics.cost import describe_seconds, estimate_seconds
+from dynamics.cost import (
+    PROVISIONAL_MAX_S,
+    describe_seconds,
+    estimate_seconds,
+    interpreted_seconds,
+)
 from dynamics.service import QUEUED, Service, ServiceError, default_service
 from dynamics.status import Status
 from dynamics.trajectory import Trajectory
 
-from . import sessions
+from . import sessions, startup
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .text import literal, plain
 from .turns import PAGES, TURNS
@@ -123,6 +128,8 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
         return None
     if not _gate(config, prefix, ck, service):
         return None
+    if startup.compiling() and interpreted_seconds(config) > PROVISIONAL_MAX_S:
+        startup.wait_for_kernels()  # too large to run uncompiled: the compiler goes first
     start = time.perf_counter()
     ui: dict[str, object] = {"bar": None, "last": 0.0}
 
@@ -173,6 +180,8 @@ def run_and_analyse(config: Config, *, prefix: str = KEY_PREFIX,
     traj = run_config(config, prefix=prefix)
     if traj is None:
         return None
+    if traj.meta.get("provisional"):
+        startup.replace_when_ready()
     show_status(traj)
     analysis, problem = analyse(traj)
     if problem:

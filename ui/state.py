@@ -37,12 +37,14 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from dynamics.config import Config, config_from_query
+from dynamics.cost import pre_run_seconds
 
 from .inputs import number_field, plain
 from .lesson import ExplorerView, base_config, find_scenario
 from .navigation import page as nav_page
 from .rules import Rule, shown
 from .settings import SETTINGS, check_params, literal_values, read
+from .turns import PAGES
 from .view import VIEW_PREFIX, View
 
 V = TypeVar("V", bound=View)
@@ -50,6 +52,8 @@ UPLOAD_PATHS = ("data.X", "data.y")  # uploaded arrays stay out of links (size, 
 EXPLORER_PAGE = "explorer"  # a URL path of ui.navigation.PAGES
 EXPLORER_KEY = "eae"
 URL_SENT_KEY = "_eae.url_sent"  # the last query string this session sent to the browser
+COSTLY_S = 0.1  # s of work before a run (`dynamics.cost.pre_run_seconds`) that takes a page
+# off the page slots (`ui.turns.Slots.divert`): the data of a large link, its auto-time search
 
 
 def needs_seed(key: str, fresh: bool) -> bool:
@@ -176,7 +180,7 @@ class Binder(Generic[V]):
             cfg = configs.get(name)
             if cfg is None:
                 continue
-            q = cfg.to_query(slot.base(view))
+            q = cfg.to_query(slot.base(view), omit=UPLOAD_PATHS)  # uploads: digests only
             for k, v in q.items():
                 if k in UPLOAD_PATHS or (slot.paths is not None and k not in slot.paths):
                     continue
@@ -193,7 +197,8 @@ class Binder(Generic[V]):
         (or after `forget`), and on back / forward when the URL differs from what this page
         last wrote; else the session's (fresh=False). Any other run's query string may be a
         stale echo of this session's own writes (see the module docstring), so it is not
-        read."""
+        read. A state whose data take a while to build before any run (`COSTLY_S`) moves this
+        page run off the page slots (`ui.turns.Slots.divert`)."""
         ss = st.session_state
         url = flat_params(st.query_params.to_dict())
         stored: Bound[V] | None = ss.get(self._k("state"))
@@ -204,6 +209,8 @@ class Binder(Generic[V]):
         bound = Bound(stored.view, dict(stored.configs), dict(stored.extra),
                       list(stored.warnings), stored.fresh)
         stored.fresh = False
+        if any(pre_run_seconds(c) > COSTLY_S for c in bound.configs.values()):
+            PAGES.divert()  # its data take a while: other visitors' pages go on meanwhile
         return bound
 
     def reset(self, view: V | None = None, configs: Mapping[str, Config] | None = None,

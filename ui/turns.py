@@ -1,5 +1,6 @@
 """Interpreter-bound work taken in turns, in arrival order: the figure builds and analyses of
-every session of the server (`TURNS`), and the page runs, a few at a time (`PAGES`).
+every session of the server (`TURNS`), and the page runs, a few at a time (`PAGES`; a run with
+costly work of its own moves to a lane beside them, `COSTLY`, one at a time: `Slots.divert`).
 
 A figure build (Plotly objects, ~0.1 s) and an analysis hold the interpreter lock the whole
 time, so on a shared server they cannot run side by side anyway. Left to the interpreter, 30
@@ -82,17 +83,38 @@ class Slots:
     A run that starts a long wait (a simulation still computing after a moment, a claims
     check) gives its slot up with `leave` and is not admitted again: a slot is never awaited
     by a thread that may hold a lock another holder waits for, so there is no deadlock.
+    A run about to do costly work of its own (a link or an upload whose data take a second to
+    build, check and search: `divert`) gives its slot up the same way and takes one of a
+    second lane instead (`lane`, `COSTLY`, one at a time, in arrival order) for the rest of
+    its block: a cheap page (About, a cached chart) is admitted at once behind it, and the
+    costly runs share the interpreter with the pages and with each other one at a time.
     `slot()` of a thread that holds one (or has left) is granted at once.
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, lane: Slots | None = None) -> None:
         self.n = n
+        self.lane = lane
         self._cond = threading.Condition()
         self._queue: list[int] = []  # tickets waiting, in order
         self._tickets = itertools.count()
         self._holders: set[int] = set()
         self._inside: dict[int, int] = {}  # thread → depth of its `slot()` blocks
+        self._diverted: set[int] = set()  # threads moved to `lane` for the rest of their block
         self.admitted = 0
+        self.diverted = 0
+
+    def _acquire(self, me: int) -> None:
+        """Wait for a place among the holders, in arrival order (call with `_cond` held)."""
+        ticket = next(self._tickets)
+        self._queue.append(ticket)
+        try:
+            while len(self._holders) >= self.n or self._queue[0] != ticket:
+                self._cond.wait()
+        finally:
+            self._queue.remove(ticket)
+            self._cond.notify_all()
+        self._holders.add(me)
+        self.admitted += 1
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -101,36 +123,70 @@ class Slots:
         with self._cond:
             depth = self._inside.get(me, 0)
             if depth == 0 and self.n > 0:
-                ticket = next(self._tickets)
-                self._queue.append(ticket)
-                try:
-                    while len(self._holders) >= self.n or self._queue[0] != ticket:
-                        self._cond.wait()
-                finally:
-                    self._queue.remove(ticket)
-                    self._cond.notify_all()
-                self._holders.add(me)
-                self.admitted += 1
+                self._acquire(me)
             self._inside[me] = depth + 1
         try:
             yield
         finally:
+            diverted = False
             with self._cond:
                 self._inside[me] -= 1
                 if self._inside[me] == 0:
                     del self._inside[me]
+                    diverted = me in self._diverted
+                    self._diverted.discard(me)
                     if me in self._holders:
                         self._holders.discard(me)
                         self._cond.notify_all()
+            if diverted and self.lane is not None:
+                self.lane.leave()
+                self.lane._forget()
+
+    def divert(self) -> bool:
+        """Costly work ahead (see the class docstring): give this thread's slot to the next
+        waiter and hold one of `lane` for the rest of its `slot()` block, waiting for it in
+        arrival order. Call it holding no lock. False (nothing done) outside a block, without
+        a lane or a limit, or when already diverted or left."""
+        me = threading.get_ident()
+        lane = self.lane
+        with self._cond:
+            if lane is None or self.n <= 0 or me not in self._holders or me in self._diverted:
+                return False
+            self._diverted.add(me)
+            self._holders.discard(me)
+            self.diverted += 1
+            self._cond.notify_all()
+        if lane.n > 0:
+            with lane._cond:
+                lane._inside[me] = lane._inside.get(me, 0) + 1
+                lane._acquire(me)
+        return True
 
     def leave(self) -> None:
-        """Give this thread's slot to the next waiter for the rest of its block (before a
-        long wait); a no-op without one."""
+        """Give this thread's slot (and its lane's, when diverted) to the next waiter for the
+        rest of its block (before a long wait); a no-op without one."""
         me = threading.get_ident()
         with self._cond:
             if me in self._holders:
                 self._holders.discard(me)
                 self._cond.notify_all()
+            diverted = me in self._diverted
+        if diverted and self.lane is not None:
+            self.lane.leave()
+
+    def _forget(self) -> None:
+        """End this thread's hold on the lane (its page run is over)."""
+        me = threading.get_ident()
+        with self._cond:
+            self._inside.pop(me, None)
+            if me in self._holders:
+                self._holders.discard(me)
+                self._cond.notify_all()
+
+    def holds(self) -> bool:
+        """Whether this thread holds a place now."""
+        with self._cond:
+            return threading.get_ident() in self._holders
 
     def state(self) -> tuple[int, int]:
         """(holders, waiting) now."""
@@ -153,6 +209,7 @@ def speculative() -> Iterator[None]:
 
 
 TURNS = Turns()
-PAGES = Slots(get_settings().page_runs)
+COSTLY = Slots(1)  # the lane of page runs with costly work of their own (`Slots.divert`)
+PAGES = Slots(get_settings().page_runs, lane=COSTLY)
 
-__all__ = ["PAGES", "TURNS", "Slots", "Turns", "speculative"]
+__all__ = ["COSTLY", "PAGES", "TURNS", "Slots", "Turns", "speculative"]

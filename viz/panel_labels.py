@@ -248,7 +248,7 @@ def panel_overlays(traj: Trajectory, analysis: Analysis | None, style: Style,
 
 def caption_below(texts: Sequence[str], style: Style, size: float | None = None) -> dict:
     """The frame caption (time, largest norm) under the neuron panel, `texts[k]` at frame k:
-    no neuron goes there. Returns the trace and its track."""
+    no neuron goes there (the scene adds the texts as its track)."""
     return {"type": "scatter", "x": [0.0], "y": [-PANEL_LIMIT], "mode": "text",
             "text": [texts[0] if texts else ""], "textposition": "bottom center",
             "cliponaxis": False, "hoverinfo": "skip", "showlegend": False,

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from dynamics.annotations import Analysis
-from dynamics.readouts import AlignmentCurves, alignment_curves, class_means, mean_neuron
+from dynamics.readouts import AlignmentCurves, alignment_curves, class_means, mean_neurons
 from dynamics.trajectory import Trajectory
 
 from .commentary import REAL_DATA, captions
@@ -86,17 +86,25 @@ def _band_traces(scene: Scene, name: str, t: np.ndarray, cur: AlignmentCurves, c
     ]
 
 
-def _picture_frames(traj: Trajectory, f: int) -> list[np.ndarray | None]:
-    """[w̄₊, x̄₊, w̄₋, x̄₋] at frame f as unit-scaled pictures (or vectors)."""
+def _picture_frames(traj: Trajectory, fidx: np.ndarray) -> list[list[np.ndarray | None]]:
+    """[w̄₊, x̄₊, w̄₋, x̄₋] at each frame of `fidx` as unit-scaled pictures (or vectors); None
+    where the frame has no stored W."""
     mp, mm = class_means(traj)
-    out: list[np.ndarray | None] = []
-    for v in (mean_neuron(traj, f, +1), mp, mean_neuron(traj, f, -1), mm):
-        if v is None:
-            out.append(None)
-            continue
-        img = picture(traj, v)
-        out.append(unit_scaled(img if img is not None else _strip_bias(traj, v)))
+    stored = set((np.asarray(traj.W_frames, dtype=int) % max(traj.n_frames, 1)).tolist())
+    plus, minus = mean_neurons(traj, +1), mean_neurons(traj, -1)
+    fixed = [_shown(traj, mp), _shown(traj, mm)]
+    out: list[list[np.ndarray | None]] = []
+    for f in (int(f) for f in fidx):
+        if f in stored:
+            out.append([_shown(traj, plus[f]), fixed[0], _shown(traj, minus[f]), fixed[1]])
+        else:
+            out.append([None, fixed[0], None, fixed[1]])
     return out
+
+
+def _shown(traj: Trajectory, v: np.ndarray) -> np.ndarray:
+    img = picture(traj, v)
+    return unit_scaled(img if img is not None else _strip_bias(traj, v))
 
 
 def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
@@ -181,7 +189,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     time_panels.append((at[(2, 1)], (-0.04, 1.06), False))
 
     # -- pictures
-    pics = [_picture_frames(traj, int(f)) for f in fidx]
+    pics = _picture_frames(traj, fidx)
     if is_image:
         _image_traces(scene, at, pics)
     else:

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from .arrays import DIGEST
 
-NUMERICS_VERSION = "4"  # 3: no fast-math, GD blocks fixed by size; 4: gf chunk-independent
+NUMERICS_VERSION = "5"  # 3: no fast-math, GD blocks fixed by size; 4: gf chunk-independent;
+# 5: teacher data redrawn at most `data.teacher_tries(n, d)` times (fewer for large n·d)
 
 
 def canonical_json(d: Any) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import numpy as np
+
 from ..limits import Limits, get_limits
 from .errors import above, count, over_limit, round_down
 from .sections import (
@@ -48,7 +50,9 @@ def labels_are_pm1(data: Any) -> bool:
         return False
     if data.kind == "generated":
         return data.generator == "symmetric_separable" or data.labels == "sign"
-    labels = data.y if data.kind == "array" else data.labels
+    if data.kind == "array":  # an upload: up to n = 20,000 labels, one vectorised pass
+        return bool(data.y.size) and bool(np.all(np.abs(data.y) == 1.0))
+    labels = data.labels
     return len(labels) > 0 and all(v in (-1.0, 1.0) for v in labels)
 
 

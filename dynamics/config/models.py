@@ -13,7 +13,7 @@ Uploaded data (`ArrayData`) stays a read-only float64 array inside the config (`
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Annotated, Any
 
 import numpy as np
@@ -34,7 +34,15 @@ from .sections import (
     RecordConfig,
     Section,
 )
-from .urlvalues import flatten, format_value, parse_value, set_path, url_dict
+from .urlvalues import (
+    URL_ARRAY_VALUES,
+    flatten,
+    format_value,
+    is_digest,
+    parse_value,
+    set_path,
+    url_dict,
+)
 
 
 class Config(Section):
@@ -95,18 +103,34 @@ class Config(Section):
         the sha256 of its bytes (so hashing an upload reads it once and copies nothing)."""
         return canonical.cache_key(self)
 
-    def to_query(self, base: Config | None = None) -> dict[str, str]:
+    def to_query(self, base: Config | None = None, *,
+                 omit: Collection[str] = ()) -> dict[str, str]:
         """Flat URL parameters holding the fields that differ from `base` (default: the
         defaults), so `from_query(c.to_query(base), base) == c` and shared links stay short. A
         data kind other than base's is written as `data.kind` with its fields relative to that
-        kind's defaults."""
-        ref = url_dict(base if base is not None else Config())
+        kind's defaults. Paths in `omit` are left out (an upload never goes into a link).
+
+        Arrays (uploads) are compared by their digests, so an upload costs no more than one
+        sha256 of its bytes here; one that differs and is not omitted is written as lists, up
+        to `URL_ARRAY_VALUES` values — a larger one cannot be a link, and is refused with a
+        ConfigError naming it."""
+        ref = url_dict(base if base is not None else Config(), arrays=False)
         if ref["data"]["kind"] != self.data.kind:
-            ref["data"] = url_dict(DATA_CLASSES[self.data.kind]())
+            ref["data"] = url_dict(DATA_CLASSES[self.data.kind](), arrays=False)
             ref["data.kind"] = None  # forces the kind into the output
-        flat, flat_base = flatten(url_dict(self)), flatten(ref)
-        out = {k: format_value(v) for k, v in flat.items() if flat_base.get(k, object()) != v}
-        if "data.kind" in ref:
+        flat, flat_base = flatten(url_dict(self, arrays=False)), flatten(ref)
+        out: dict[str, str] = {}
+        for k, v in flat.items():
+            if k in omit or flat_base.get(k, object()) == v:
+                continue
+            if is_digest(v):
+                arr = getattr(self.data, k.rsplit(".", 1)[-1])
+                if arr.size > URL_ARRAY_VALUES:
+                    raise ConfigError([(k, f"an array of {arr.size:,} values cannot go into a "
+                                        f"link (at most {URL_ARRAY_VALUES:,}); leave it out")])
+                v = arr.tolist()
+            out[k] = format_value(v)
+        if "data.kind" in ref and "data.kind" not in omit:
             out["data.kind"] = self.data.kind
         return dict(sorted(out.items()))
 

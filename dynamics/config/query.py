@@ -8,7 +8,7 @@ the fields that differ from a base (`to_query`). Parameters are changes of a bas
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,10 +19,11 @@ from .models import Config, field_annotation, parse_field
 from .urlvalues import set_path
 
 
-def to_query(c: Config, base: Config | None = None) -> dict[str, str]:
+def to_query(c: Config, base: Config | None = None, *,
+             omit: Collection[str] = ()) -> dict[str, str]:
     """Flat URL parameters holding the fields of `c` that differ from `base` (default: the
     defaults), so `from_query(to_query(c, base), base) == c`; see `Config.to_query`."""
-    return c.to_query(base)
+    return c.to_query(base, omit=omit)
 
 
 def from_query(params: Mapping[str, str | list[str]], base: Config | None = None) -> Config:

@@ -19,19 +19,21 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 import numpy as np
 from pydantic import BaseModel
 
-from .arrays import LISTS
+from .arrays import DIGEST, LISTS
 from .errors import ConfigError
 
 MAX_NESTING = 8  # brackets deeper than this in a URL or --set value are refused unparsed
+URL_ARRAY_VALUES = 10_000  # values of an array written into a link at most (about 200,000 chars)
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as one dict keyed by dotted paths."""
+    """Nested dicts as one dict keyed by dotted paths (an array's digest, `is_digest`, stays one
+    value)."""
     out: dict[str, Any] = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict):
+        if isinstance(v, dict) and not is_digest(v):
             out.update(flatten(v, key + "."))
         else:
             out[key] = v
@@ -51,9 +53,17 @@ def set_path(d: dict[str, Any], key: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def url_dict(model: BaseModel) -> dict[str, Any]:
-    """`model_dump` in JSON mode with arrays as nested lists (what a URL parameter holds)."""
-    return model.model_dump(mode="json", context={LISTS: True})
+def url_dict(model: BaseModel, *, arrays: bool = True) -> dict[str, Any]:
+    """`model_dump` in JSON mode with arrays as nested lists (what a URL parameter holds), or
+    with `arrays=False` as their digests (`is_digest`: shape and sha256, computed once per
+    array and without the interpreter lock — an upload of 20,000 × 1,024 values as lists took
+    seconds of the lock and 1.5 GB)."""
+    return model.model_dump(mode="json", context={LISTS: True} if arrays else {DIGEST: True})
+
+
+def is_digest(v: Any) -> bool:
+    """Whether `v` is an array's digest as `url_dict(arrays=False)` writes it."""
+    return isinstance(v, dict) and "sha256" in v and "shape" in v
 
 
 def format_value(v: Any) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cache import jit
+from .cache import call, jit
 from .gd_split import BlockPlan, blocks_for
 from .loss import (
     Workspace,
@@ -173,7 +173,7 @@ class GDStepper(FramewiseAdvance, WorkspaceViews):
             st, k, ns, ne, L = self._plan.run(ws, self.lr, self.k, int(n_steps), grid, buf,
                                               self.threads)
         else:
-            st, k, ns, ne, L = _gd_run(*ws.data, *ws.model, ws.W, ws.a, self.lr, self.k,
+            st, k, ns, ne, L = call(_gd_run)(*ws.data, *ws.model, ws.W, ws.a, self.lr, self.k,
                                        int(n_steps), grid, ws.zrow, ws.Z, ws.P, ws.G,
                                        ws.have_grad, ws.L, *buf)
         self.k = int(k)

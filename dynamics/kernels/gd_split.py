@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .cache import jit
+from .cache import call, jit
 from .loss import Workspace, ell, sample
 from .problem import DIVERGED, DIVERGENCE_BOUND, OK
 
@@ -167,7 +167,7 @@ class BlockPlan:
         def work(q: int) -> None:
             for b in share[q]:
                 lo, hi = self.parts[b]
-                self.Lb[b] = _block(W, a, self.XTs[b], X[lo:hi], y[lo:hi], sw[lo:hi], gamma,
+                self.Lb[b] = call(_block)(W, a, self.XTs[b], X[lo:hi], y[lo:hi], sw[lo:hi], gamma,
                                     c, code, R, self.ZTs[b], self.GTb[b], self.hs[b])
 
         pool = (ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="eae-gd-block")
@@ -178,7 +178,7 @@ class BlockPlan:
             work(0)
             for f in futs:
                 f.result()
-            return _reduce(self.Lb, self.GTb, W, a, c, train_out, R, GW, ga)
+            return call(_reduce)(self.Lb, self.GTb, W, a, c, train_out, R, GW, ga)
 
         try:
             if not ws.have_grad:
@@ -192,10 +192,10 @@ class BlockPlan:
                 t = k * lr
                 if k > k0 and gi < grid.shape[0] and t >= grid[gi]:
                     packed()
-                    gi, ns = sample(P, G, t, L, grid, gi, ns, *buf)
+                    gi, ns = call(sample)(P, G, t, L, grid, gi, ns, *buf)
                 if k == kend:
                     break
-                bad = _update(W, a, GW, ga, lr, train_out)
+                bad = call(_update)(W, a, GW, ga, lr, train_out)
                 k += 1
                 if bad:
                     st = DIVERGED

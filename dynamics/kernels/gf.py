@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cache import jit
+from .cache import call, jit
 from .loss import (
     Workspace,
     WorkspaceViews,
@@ -462,7 +462,7 @@ class GFStepper(WorkspaceViews):
         buf = sample_buffers(int(grid.searchsorted(t_target, "right")
                                  - grid.searchsorted(self.t, "right")))
         Pn, Pt, G2, G3, G4 = self._stage
-        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej = _gf_run(
+        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej = call(_gf_run)(
             *ws.data, *ws.model, ws.W, ws.a, self.t, t_target, max_evals,
             self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
             self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
@@ -500,7 +500,7 @@ class GFStepper(WorkspaceViews):
                                  - grid.searchsorted(self.t, "right")))
         fW, fa, fL, fG = np.empty((K, m, d)), np.empty((K, m)), np.empty(K), np.empty((K, d + 1, m))
         Pn, Pt, G2, G3, G4 = self._stage
-        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej, k = _gf_frames(
+        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej, k = call(_gf_frames)(
             *ws.data, *ws.model, ws.W, ws.a, self.t, targets, max_evals,
             self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
             self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cache import jit
+from .cache import call, jit
 from .problem import DIVERGENCE_BOUND, LOSS_CODES, Problem, Samples
 from .threads import limit_core_blas
 
@@ -354,13 +354,13 @@ def forward(p: Problem, W: np.ndarray, a: np.ndarray, X: np.ndarray | None = Non
             Z = X @ W.T
             return float(p.c) * (np.where(Z > 0.0, Z, float(p.gamma) * Z) @ a)
     out = np.empty(n)
-    _forward(X, W, a, float(p.gamma), float(p.c), np.empty(m), out)
+    call(_forward)(X, W, a, float(p.gamma), float(p.c), np.empty(m), out)
     return out
 
 
 def loss_value(p: Problem, W: np.ndarray, a: np.ndarray) -> float:
     """L = R Σ_i s_i ℓ(h_i, y_i)."""
-    return float(_loss_from_h(forward(p, W, a), p.y, p.sw, LOSS_CODES[p.loss],
+    return float(call(_loss_from_h)(forward(p, W, a), p.y, p.sw, LOSS_CODES[p.loss],
                               reduction_factor(p)))
 
 
@@ -376,7 +376,7 @@ def loss_grad(p: Problem, W: np.ndarray, a: np.ndarray,
         limit_core_blas()
     gW = np.empty((m, d))
     ga = np.empty(m)
-    L = _grad(p.X, _xt(p.X, blas), p.y, p.sw, W, a, float(p.gamma), float(p.c),
+    L = call(_grad)(p.X, _xt(p.X, blas), p.y, p.sw, W, a, float(p.gamma), float(p.c),
               LOSS_CODES[p.loss], reduction_factor(p), bool(p.train_output), blas, np.empty(m),
               np.empty((n, m) if blas else (0, 0)), np.empty((d + 1, m)), np.empty((d + 1, m)),
               gW, ga)

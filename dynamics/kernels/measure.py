@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import cache  # noqa: F401  (installs the package-wide cache stamp)
+from .cache import call  # (importing it installs the package-wide cache stamp)
 from .loss import _grad as grad_kernel
 from .loss import _xt as xt
 from .loss import reduction_factor, use_blas_path
@@ -453,7 +453,7 @@ class FrameProbe:
     def loss_grad(self, W: np.ndarray, a: np.ndarray) -> float:
         """L at (W, a); ∇_W L in ``self.gW`` (the kernel and arguments of ``loss_grad``)."""
         zrow, Z, P, G = self.scratch
-        return float(grad_kernel(*self.grad_args, W, a, *self.model, zrow, Z, P, G,
+        return float(call(grad_kernel)(*self.grad_args, W, a, *self.model, zrow, Z, P, G,
                                  self.gW, self.ga))
 
     def measure(self, W: np.ndarray, a: np.ndarray, pattern: np.ndarray,
@@ -463,7 +463,7 @@ class FrameProbe:
         ``gW`` ((m, d) C-contiguous) or else ``self.gW`` (call ``loss_grad`` at the same state
         first); returns (pattern changes since ``prev``, accuracy)."""
         np.greater(np.matmul(W, self.XT, out=self.Z), 0.0, out=pattern)
-        changes, acc = frame_stats(
+        changes, acc = call(frame_stats)(
             W, a, self.Z, pattern, pattern if prev is None else prev, self.plane, self.D,
             self.b0, self.gW if gW is None else gW, self.pair_mask, self.c, self.gamma,
             self.y, norms, proj, cos, self.U, self.buf, fm)

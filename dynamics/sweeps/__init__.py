@@ -34,12 +34,21 @@ from .io import (
     to_csv_bytes,
     to_parquet_bytes,
 )
-from .spec import Axis, Point, Sweep, SweepError, max_points
+from .spec import (
+    MAX_NESTING,
+    Axis,
+    Point,
+    Sweep,
+    SweepError,
+    json_nesting,
+    max_points,
+    size_errors,
+)
 from .summaries import SUMMARIES, compute_point, needs_phases, summarise
 
-__all__ = ["BUILTINS", "FIXED_COLUMNS", "SUMMARIES", "Axis", "Clusters", "Point",
+__all__ = ["BUILTINS", "FIXED_COLUMNS", "MAX_NESTING", "SUMMARIES", "Axis", "Clusters", "Point",
            "ProgressCallback", "Sweep", "SweepError", "SweepResult", "builtin_sweep",
-           "cancel_futures", "compute_point", "default_clusters", "get_client", "make_frame",
-           "max_points", "n_workers_of", "needs_phases", "prestart", "run_sweep",
-           "run_sweep_serial", "scheduler_address", "submission_order", "summarise",
+           "cancel_futures", "compute_point", "default_clusters", "get_client", "json_nesting",
+           "make_frame", "max_points", "n_workers_of", "needs_phases", "prestart", "run_sweep",
+           "run_sweep_serial", "scheduler_address", "size_errors", "submission_order", "summarise",
            "sweep_from_frame", "to_csv_bytes", "to_parquet_bytes", "warm_up"]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..limits import get_limits
 from .builtins import BUILTINS, builtin_sweep
 from .engine import Clusters, run_sweep, scheduler_address
 from .spec import Sweep, SweepError
@@ -33,6 +34,9 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
     size.add_argument("--full", action="store_true", help="built-in: full size")
     ap.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: "
                     "cores)")
+    ap.add_argument("--no-workers-timeout", type=float, default=None, metavar="S",
+                    help="stop when the cluster has had no workers for S seconds (default: "
+                    "wait for one to join; finished points are kept either way)")
     ap.add_argument("--list", action="store_true", help="list the built-ins and exit")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(list(argv) if argv is not None else None)
@@ -45,9 +49,14 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
             sweep = builtin_sweep(args.builtin, quick=not args.full)
         elif args.spec:
             p = Path(args.spec)
-            if not p.exists():
+            if not p.is_file():
                 raise SweepError([("SWEEP", f"no such file: {args.spec}")])
-            sweep = Sweep.from_json(p.read_text())
+            limit = get_limits().max_spec_mb * 2**20
+            if p.stat().st_size > limit:  # refused before it is read
+                raise SweepError([("SWEEP", f"{args.spec} is {p.stat().st_size / 2**20:,.1f} "
+                                   f"MB, over the limit of {limit / 2**20:g} MB for a sweep "
+                                   f"spec ({get_limits().env_name('max_spec_mb')})")])
+            sweep = Sweep.from_json(p.read_bytes())
         else:
             ap.error("give a sweep JSON file or --builtin NAME")
     except SweepError as e:
@@ -75,7 +84,9 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
     with Clusters() as clusters:
         try:
             res = run_sweep(sweep, scheduler=args.scheduler, n_workers=args.workers,
-                            clusters=clusters, progress=progress, cancel=cancel)
+                            clusters=clusters, progress=progress, cancel=cancel,
+                            notice=lambda text: print(f"  {text}", file=sys.stderr),
+                            no_workers_timeout=args.no_workers_timeout)
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130

@@ -330,10 +330,70 @@ def cancel_futures(client: Any, futures: list[Any], event_name: str, timeout: fl
     log.warning("sweep cancel: tasks still processing after %.0f s", timeout)
 
 
+NO_WORKERS = "the cluster has no workers"
+"""How a sweep says that its cluster lost every worker (`run_sweep`'s `notice`)."""
+WORKER_CHECK_S = 1.0  # how often a sweep with points outstanding counts the cluster's workers
+
+
+def live_workers(client: Any) -> int | None:
+    """Workers the scheduler of `client` knows now (one small request), None when the
+    scheduler cannot be asked."""
+    try:
+        return len(client.nthreads())
+    except Exception:
+        return None
+
+
+class _WorkerWatch:
+    """Counts the workers while points are outstanding (every `WORKER_CHECK_S`) and says when
+    there are none — the scheduler only logs "Lost all workers", and the sweep waited in
+    silence — and when they are back; `expired` once none came for `timeout` seconds."""
+
+    def __init__(self, client: Any, pending: int, notice: Callable[[str], None] | None,
+                 timeout: float | None):
+        self.client, self.notice, self.timeout = client, notice, timeout
+        self.pending = pending
+        self.last = time.monotonic()
+        self.since: float | None = None  # when the workers were found gone
+        self.notes: list[str] = []
+
+    def _say(self, text: str) -> None:
+        self.notes.append(text)
+        log.warning("sweep: %s", text)
+        if self.notice is not None:
+            self.notice(text)
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now - self.last < WORKER_CHECK_S:
+            return
+        self.last = now
+        n = live_workers(self.client)
+        if n == 0 and self.since is None:
+            self.since = now
+            wait = (f"; it stops in {self.timeout:.0f} s unless a worker joins"
+                    if self.timeout is not None else "; it goes on when a worker joins")
+            self._say(f"{NO_WORKERS}: {self.pending} points wait{wait} (finished points are "
+                      "kept)")
+        elif n is None and self.since is None:
+            self.since = now
+            self._say("the cluster's scheduler cannot be reached: "
+                      f"{self.pending} points wait")
+        elif n and self.since is not None:
+            self.since = None
+            self._say(f"{n} worker{'s' if n != 1 else ''} joined: the sweep goes on")
+
+    @property
+    def expired(self) -> bool:
+        return (self.since is not None and self.timeout is not None
+                and time.monotonic() - self.since > self.timeout)
+
+
 def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
               n_workers: int | None = None, clusters: Clusters | None = None,
               progress: ProgressCallback | None = None, cancel: Any = None,
-              cancel_timeout: float = 15.0) -> SweepResult:
+              cancel_timeout: float = 15.0, notice: Callable[[str], None] | None = None,
+              no_workers_timeout: float | None = None) -> SweepResult:
     """Run every point on Dask and return the table.
 
     `client`: a distributed.Client to use (else `(clusters or default_clusters()).client(
@@ -344,6 +404,12 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
     no task of this sweep left processing (at most `cancel_timeout` s); the points that did
     not finish are rows with status "cancelled". If `progress` raises, the outstanding work is
     cancelled the same way and the exception propagates.
+
+    While points are outstanding the cluster's workers are counted every `WORKER_CHECK_S`:
+    when there are none, `notice(text)` is called in this thread with a sentence starting
+    `NO_WORKERS` (and again when workers are back; the sentences also go to the result's
+    `notes` and the log). The sweep waits for a worker to join — no finished point is lost —
+    or, after `no_workers_timeout` seconds without one, stops as if cancelled.
     """
     from distributed import as_completed
 
@@ -363,6 +429,7 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
     cancelled = False
     address = ""
     workers = 0
+    notes: list[str] = []
     if valid:
         if client is None:
             client = (clusters or default_clusters()).client(scheduler, n_workers)
@@ -381,13 +448,16 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
             futs[f] = p
         pending = set(futs)
         ac = as_completed(list(futs), loop=client.loop)
+        watch = _WorkerWatch(client, len(pending), notice, no_workers_timeout)
         ok = False
         try:
             while pending:
-                if _is_cancelled(cancel):
+                if _is_cancelled(cancel) or watch.expired:
                     cancelled = True
                     break
                 if not ac.has_ready():
+                    watch.pending = len(pending)
+                    watch.check()
                     time.sleep(0.05)
                     continue
                 for f in ac.next_batch(block=False):
@@ -406,9 +476,12 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
             with contextlib.suppress(Exception):
                 ac.clear()
             del futs, pending  # the event is only ever set on cancel, and stays set
+            notes.extend(watch.notes)
+            if watch.expired:
+                notes.append(f"stopped: {NO_WORKERS} for {no_workers_timeout:g} s")
     return SweepResult(sweep=sweep, frame=make_frame(sweep, rows), cancelled=cancelled,
                        elapsed_s=time.perf_counter() - start, scheduler=address,
-                       n_workers=workers)
+                       n_workers=workers, notes=notes)
 
 
 def run_sweep_serial(sweep: Sweep, *, progress: ProgressCallback | None = None,

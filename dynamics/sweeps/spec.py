@@ -5,6 +5,13 @@ Every combination of axis values (the grid, seeds innermost) is one *point*; a p
 config is invalid becomes a `Point` with its ConfigError message (a row with status "invalid"
 when run), so a sweep never fails because of one point. The number of points is capped by
 `Limits.max_sweep_points` (`dynamics.limits`).
+
+A spec is bounded by its size before anything is expanded, with a message, never an
+exception: its JSON text by `Limits.max_spec_mb` and its nesting by `MAX_NESTING` (checked by
+one linear scan before parsing, `json_nesting`; a dict by an iterative walk), each axis's count
+(`linear`/`log` = [start, stop, count], explicit `values`) and the seeds by the point limit,
+and their product too (`size_errors`) — a 70-byte spec asking for 10⁹ widths took a machine's
+memory expanding them, and a million explicit values took minutes of validation, one by one.
 """
 
 from __future__ import annotations
@@ -25,6 +32,117 @@ from .summaries import SUMMARIES
 
 class SweepError(ConfigError):
     """Every problem with a sweep spec: (dotted path, message) pairs, like ConfigError."""
+
+
+MAX_NESTING = 16
+"""Levels of lists and objects a spec may have (its base config's tables are 5 deep)."""
+
+
+def json_nesting(text: str, stop: int = MAX_NESTING) -> int:
+    """The deepest nesting of brackets and braces in JSON `text`, outside its strings (one
+    linear pass, no recursion); stops counting past `stop` (returns `stop` + 1)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop:
+                    return stop + 1
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def nesting(value: Any, stop: int = MAX_NESTING) -> int:
+    """The deepest nesting of lists, tuples and mappings in `value` (an iterative walk that
+    stops past `stop`, returning `stop` + 1)."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        v, depth = todo.pop()
+        if isinstance(v, Mapping):
+            kids: Any = v.values()
+        elif isinstance(v, list | tuple):
+            kids = v
+        else:
+            continue
+        depth += 1
+        if depth > stop:
+            return stop + 1
+        deepest = max(deepest, depth)
+        todo.extend((k, depth) for k in kids if isinstance(k, Mapping | list | tuple))
+    return deepest
+
+
+def _count(v: Any) -> int | None:
+    """A count as a spec gives it (a whole number, possibly written 3.0), else None."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    if isinstance(v, float) and not (v == v and abs(v) < 2**63 and v.is_integer()):
+        return None
+    return int(v)
+
+
+def size_errors(d: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What makes raw spec `d` too large, read before any validation or expansion: its nesting,
+    an axis's count or number of values, the seeds, their product (each against the point
+    limit). Shapes it does not recognise are left to the validation."""
+    limits = get_limits()
+    cap = limits.max_sweep_points
+    env = limits.env_name("max_sweep_points")
+    if nesting(d) > MAX_NESTING:
+        return [("sweep", f"is nested more than {MAX_NESTING} levels deep; a sweep spec is an "
+                 "object of axes, seeds and a base configuration")]
+    errs: list[tuple[str, str]] = []
+    sizes: list[int] = []
+    axes = d.get("axes", ())
+    if isinstance(axes, list | tuple):
+        if len(axes) > cap:
+            return [("axes", f"{len(axes):,} axes, over the limit of {cap:,} points ({env})")]
+        for i, ax in enumerate(axes):
+            if not isinstance(ax, Mapping):
+                continue
+            n: int | None = None
+            values = ax.get("values")
+            if isinstance(values, list | tuple):
+                n, where = len(values), f"axes[{i}].values"
+            for key in ("linear", "log"):
+                rng = ax.get(key)
+                if isinstance(rng, list | tuple) and len(rng) == 3 and \
+                        (c := _count(rng[2])) is not None:
+                    n, where = c, f"axes[{i}].{key}"
+            if n is None:
+                continue
+            if n > cap:
+                errs.append((where, f"asks for {n:,} values, over the limit of {cap:,} points "
+                             f"in a sweep ({env}); use fewer"))
+            sizes.append(max(n, 1))
+    seeds = d.get("seeds", 1)
+    n_seeds = _count(seeds) if not isinstance(seeds, list | tuple) else len(seeds)
+    if n_seeds is not None and n_seeds > cap:
+        errs.append(("seeds", f"{n_seeds:,} seeds, over the limit of {cap:,} points in a sweep "
+                     f"({env}); use fewer"))
+    if not errs:
+        total = max(n_seeds or 1, 1)
+        for n in sizes:
+            total *= n
+        if total > cap:
+            shown = " × ".join(f"{n:,}" for n in sizes)
+            errs.append(("axes", f"this sweep has {shown + ' × ' if shown else ''}"
+                         f"{max(n_seeds or 1, 1):,} seeds = {total:,} points, over the limit "
+                         f"{cap:,} ({env}); use fewer values or seeds"))
+    return errs
 
 
 def max_points() -> int:
@@ -108,9 +226,26 @@ class Sweep(BaseModel):
     # -- construction -----------------------------------------------------------------------
     @classmethod
     def from_json(cls, text: str | bytes) -> Sweep:
+        """Validate JSON text: its size and nesting first (`Limits.max_spec_mb`,
+        `MAX_NESTING`), then everything `from_dict` checks."""
+        limits = get_limits()
+        if len(text) > limits.max_spec_mb * 2**20:
+            raise SweepError([("sweep", f"is {len(text) / 2**20:,.1f} MB of text, over the "
+                               f"limit of {limits.max_spec_mb:g} MB "
+                               f"({limits.env_name('max_spec_mb')})")])
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8-sig")
+            except UnicodeDecodeError as e:
+                raise SweepError([("sweep", f"is not UTF-8 text ({e.reason} at byte "
+                                   f"{e.start})")]) from None
+        if json_nesting(text) > MAX_NESTING:
+            raise SweepError([("sweep", f"is nested more than {MAX_NESTING} levels deep; a "
+                               "sweep spec is an object of axes, seeds and a base "
+                               "configuration")])
         try:
             d = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise SweepError([("sweep", f"is not valid JSON ({e})")]) from None
         if not isinstance(d, dict):
             raise SweepError([("sweep", "must be a JSON object")])
@@ -118,7 +253,13 @@ class Sweep(BaseModel):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Sweep:
-        """Validate everything and raise one SweepError listing every problem."""
+        """Validate everything and raise one SweepError listing every problem (its size first,
+        `size_errors`, before anything is expanded)."""
+        if not isinstance(d, Mapping):
+            raise SweepError([("sweep", "must be an object (a mapping)")])
+        too_big = size_errors(d)
+        if too_big:
+            raise SweepError(too_big)
         errors: list[tuple[str, str]] = []
         base: Config | None = None
         raw_base = d.get("base", {})

@@ -86,7 +86,8 @@
 
     const P = {
       root: root, run: null, runKey: null, frame: 0, playing: false, draws: 0, swaps: 0,
-      fastSwaps: 0, redraws: 0, drawn: null, dragging: false, dragRanges: null,
+      fastSwaps: 0, redraws: 0, swapMs: 0, inputs: 0, drawn: null, dragging: false,
+      dragRanges: null,
       family: null, familyRuns: new Map(), familyShown: -1, familyWanted: -1, error: null,
     };
     EAE.players.push(P);
@@ -425,10 +426,12 @@
         const have = P.dragRanges[key2];
         return !have || want[key2][0] < have[0] || want[key2][1] > have[1];
       });
+      const t0 = performance.now();
       return Promise.resolve(wider || !P.dragging ? enterDrag() : null).then(function () {
         paintDrag();
         P.swaps += 1;
         P.fastSwaps += 1;
+        P.swapMs += performance.now() - t0;  // time spent swapping (benchmarks read it)
         return P;
       });
     }
@@ -604,7 +607,10 @@
         swapTo(P.familyWanted);
       });
     }
-    scrubInput.addEventListener("input", function () { wish(+scrubInput.value); });
+    scrubInput.addEventListener("input", function () {
+      P.inputs += 1;
+      wish(+scrubInput.value);
+    });
 
     /** The page's slider of the family's control is at value v (being dragged): show the
      * family member nearest to it, as the scrub slider would. */
@@ -651,8 +657,13 @@
       const h = plotHeight();
       return h == null || Math.abs(((plot._fullLayout || {}).height || 0) - h) <= 1;
     };
+    /** The title of the run on screen (while a scrub paints runs over the lean figure, the
+     * painted run's: the figure's own title is blank then). */
+    P.titleText = function () {
+      const lay = P.run ? figOf(P.run).layout : {};
+      return (lay.title && lay.title.text) || (lay.legend && lay.legend.title && lay.legend.title.text) || "";
+    };
     P.show = show;
-    P._swapData = swapData;
     P.draw = draw;
     P.play = start;
     P.pause = stop;
