@@ -16,6 +16,7 @@ from ui import (
     charts,
     controls,
     downloads,
+    edits,
     family,
     figures,
     lesson,
@@ -45,6 +46,13 @@ def page() -> None:
     event = player.take_event(FIG_KEY)  # the player's scrub slider released, or another control
     if event is not None and event.get("event") == "family":
         st.session_state[SCRUB_KEY] = str(event.get("param", family.DEFAULT))
+    elif event is not None and event.get("event") == "data":  # data moved in the panel
+        shown_cfg = st.session_state.get(LAST_RUN_KEY)
+        if shown_cfg is not None and isinstance(event.get("fields"), dict):
+            try:
+                B.reset(B.load().view, {"run": edits.edited(shown_cfg, event["fields"])})
+            except Exception as e:  # a value the settings refuse: say so, keep the state
+                st.warning(f"That data could not be used: {text.literal(e)}")
     elif event is not None and event.get("event") == "scrub":
         shown_cfg = st.session_state.get(LAST_RUN_KEY)
         ctl = family.CONTROLS.get(str(event.get("param")))
@@ -109,7 +117,10 @@ def page() -> None:
                             if fam is not None and prefetch.enabled() else (None, False))
             scrub = (fam.player_arg(family.choices(link_config), None if started else fid)
                      if fam and fid else None)
-            charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub)
+            eid = (edits.offer(link_config, options, bool(panel.t_end_auto),
+                               family.session_owner(), runner.get_service())
+                   if traj.status == "completed" else None)
+            charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub, edit=eid)
             try_this.panel(view, link_config, _show)
             if not view.presenter:  # (a projector view keeps the figure alone)
                 runner.show_notes(analysis)

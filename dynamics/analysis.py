@@ -5,7 +5,10 @@ Pure (reads the trajectory only) and bounded before it runs, whatever the size: 
 extremal-vector search is an O(n log n) sweep in d = 2 and keeps to `extremal_budget`
 multiply-adds for d > 2 (`theory.plan_search`; on a sample of the points when n·d is large, said
 in a note); the cone normals come from at most `NORMALS_SCAN` data points; each paper bounds its
-own part (e.g. Boursier & Flammarion's least squares, `papers.boursier.OLS_MAX_WORK`).
+own part (e.g. Boursier & Flammarion's least squares, `papers.boursier.OLS_MAX_WORK`; Lyu et
+al.'s max-margin solve, `papers.solvers`, planned from a multiply-add budget and certified by
+a bracket, and their O(n log n) symmetry test; Boursier, Pillaud-Vivien & Flammarion's
+overlay needs no solve), and a solve that stops at its bound says so in a note.
 
 Generic parts here: the detected phases and markers of `phases.detect_phases`, the extremal
 vectors of G and the cone normals. Each paper that applies to the run (`Paper.applies_to`)

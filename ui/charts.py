@@ -44,14 +44,15 @@ def options_of(view: Any) -> FigureOptions:
 
 def animated(shown: Shown, *, key: str, presenter: bool = False,
              family: dict[str, Any] | None = None, filename: str | None = None,
-             stale: bool = False) -> Any:
+             stale: bool = False, edit: str | None = None) -> Any:
     """Draw an animated figure with the browser player (remembered for `stale`); returns the
-    player's last event (a scrub released) or None."""
+    player's last event (a scrub or a data edit released) or None. `edit`: the id of the
+    data edits the player may post (`ui.edits.offer`)."""
     if not stale:
         st.session_state[LAST_KEY + key] = (shown, presenter, filename)
     with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
         return player.show(shown, key=key, presenter=presenter, stale=stale,
-                           family=family, filename=filename)
+                           family=family, filename=filename, edit=None if stale else edit)
 
 
 def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = True,

@@ -72,10 +72,13 @@ def take_event(key: str) -> dict[str, Any] | None:
 
 
 def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False,
-         family: Mapping[str, Any] | None = None, filename: str | None = None) -> Any:
+         family: Mapping[str, Any] | None = None, filename: str | None = None,
+         edit: str | None = None) -> Any:
     """Draw `shown` with the player (component key `key`); returns the player's last event
-    (a scrub released) or None. A `family` (`family_arg`) adds the scrub slider; it needs the
-    server's routes (its runs are fetched by key), so it is left out otherwise."""
+    (a scrub or a data edit released) or None. A `family` (`family_arg`) adds the scrub
+    slider and `edit` (an id of `ui.edits.offer`) the runs of data moved in the panel; both
+    need the server's routes (their runs are fetched by key), so they are left out
+    otherwise (the player still lets the data be moved, with the theory only)."""
     args: dict[str, Any] = {
         "fig_key": shown.key, "plotly_src": plotly_src(shown.bundle), "presenter": bool(presenter),
         "stale": bool(stale), "config": plotly_config(filename),
@@ -84,6 +87,7 @@ def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False
     if server.mounted():
         args["src"] = f"{server.API}/fig/{shown.key}"
         args["family"] = dict(family) if family else None
+        args["edit"] = f"{server.API}/edit/{edit}" if edit else None
     else:
         args["payload"] = shown.payload
         args["family"] = None

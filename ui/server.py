@@ -10,6 +10,9 @@ Routes under `API` (same origin as the pages, so the player component fetches th
   gzip-compressed (compressed once, when built) to browsers that accept it;
 - `family/<id>` (POST): start computing an offered family of runs (`ui.family`) — the player
   asks when the visitor first reaches for its scrub slider;
+- `edit/<id>` (POST): run a visitor's data edit of the figure on screen (`ui.edits`: the
+  edited Config validated as a link's, the run and its figure): the figure's payload (its key
+  in the `X-EAE-Key` header), or JSON {"error": …} or {"key": …};
 - `warmup`: JSON state of the start-up compilation (`dynamics.warmup`).
 
 Started with plain `streamlit run app.py` (or under AppTest) none of this exists: `mounted()` is
@@ -39,6 +42,7 @@ APP_DIR = _DASHBOARD if (_DASHBOARD / "app.py").is_file() else Path(__file__).re
 APP_SCRIPT = APP_DIR / "app.py"
 API = "/api/eae"
 WAIT_S = 20.0  # longest a payload request waits for a figure being built
+EDIT_BODY = 256_000  # bytes of a data edit at most (`ui.edits.MAX_BODY`)
 
 _state: dict[str, Any] = {"mounted": False}
 # `ui.figures` registers how to find a payload by key: (key) -> bytes | None, and a waiter
@@ -58,6 +62,11 @@ def plotly_js_url(bundle: str = "full") -> str:
 def register_family_start(start: Callable[[str], bool]) -> None:
     """Let the `family/<id>` route start an offered family (`ui.family.start_offered`)."""
     _payloads["family"] = start
+
+
+def register_edit(apply: Callable[[str, bytes], dict[str, Any]]) -> None:
+    """Let the `edit/<id>` route run a visitor's data edit (`ui.edits.apply`)."""
+    _payloads["edit"] = apply
 
 
 def register_payloads(shown: Callable[[str, float], Any]) -> None:
@@ -98,7 +107,9 @@ def routes() -> list[Any]:
             got = await asyncio.to_thread(_payloads["shown"], key, WAIT_S)
         if got is None:
             return Response(status_code=404, headers={"Cache-Control": "no-store"})
-        headers = {"Cache-Control": "private, max-age=3600, immutable"}
+        return payload_response(request, got, {"Cache-Control": "private, max-age=3600, immutable"})
+
+    def payload_response(request: Request, got: Any, headers: dict[str, str]) -> Response:
         if got.gz and "gzip" in request.headers.get("accept-encoding", ""):
             # compressed once when built, not by the middleware on every request
             return Response(got.gz, media_type="application/octet-stream",
@@ -113,6 +124,24 @@ def routes() -> list[Any]:
         return JSONResponse({"started": bool(started)}, status_code=200 if started else 404,
                             headers={"Cache-Control": "no-store"})
 
+    async def edit(request: Request) -> Response:
+        eid = request.path_params["eid"]
+        if not eid.isalnum() or len(eid) > 64 or "edit" not in _payloads:
+            return Response(status_code=404)
+        size = request.headers.get("content-length", "")
+        if not size.isdigit():
+            return Response(status_code=411)
+        if int(size) > EDIT_BODY:
+            return JSONResponse({"error": "this edit is too large"}, status_code=413)
+        body = await request.body()
+        got = await asyncio.to_thread(_payloads["edit"], eid, body[:EDIT_BODY + 1])
+        shown = _payloads["shown"](got["key"], 0.0) if "key" in got and "shown" in _payloads \
+            else None
+        if shown is not None:  # the figure itself, in the same answer (one round trip)
+            return payload_response(request, shown, {"Cache-Control": "no-store",
+                                                     "X-EAE-Key": str(got["key"])})
+        return JSONResponse(got, headers={"Cache-Control": "no-store"})
+
     async def warmup(_request: Request) -> Response:
         from dynamics import warmup as w
         return JSONResponse(w.state().as_dict(), headers={"Cache-Control": "no-store"})
@@ -120,6 +149,7 @@ def routes() -> list[Any]:
     return [*(Route(plotly_js_url(b), plotly_js(b)) for b in plotlyjs.FILES),
             Route(f"{API}/fig/{{key}}", figure),
             Route(f"{API}/family/{{fid}}", family, methods=["POST"]),
+            Route(f"{API}/edit/{{eid}}", edit, methods=["POST"]),
             Route(f"{API}/warmup", warmup)]
 
 

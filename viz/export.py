@@ -68,7 +68,8 @@ _BOOT = """
 })();
 """
 STILL_CSS = (".eae-still .eae-controls, .eae-still .eae-caption, .eae-still .eae-scrub, "
-             ".eae-still .eae-status, .eae-still .modebar-container { display: none; } "
+             ".eae-still .eae-status, .eae-still .eae-edit, .eae-still .eae-edit-trap, "
+             ".eae-still .modebar-container { display: none; } "
              "body:has(.eae-still) { overflow: hidden; }")
 
 
@@ -102,7 +103,7 @@ def standalone_html(fig: Scene | bytes | go.Figure, *, title: str = "Early align
         f"<script type='application/octet-stream' id='eae-payload'>{payload}</script>",
         f"<script type='application/json' id='eae-options'>{options}</script>",
         _script(path_of(bundle_of_payload(data)).read_text(encoding="utf-8")),
-        _script(asset("scene.js")), _script(asset("player.js")),
+        _script(asset("scene.js")), _script(asset("edit.js")), _script(asset("player.js")),
         _script(_BOOT), "</body></html>"])
     return page.encode("utf-8")
 

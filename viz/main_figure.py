@@ -24,6 +24,7 @@ from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
 from .commentary import captions
+from .data_edit import edit_spec
 from .header import (
     DESIGN_WIDTH_PX,
     PRESENTER_WIDTH_PX,
@@ -220,6 +221,9 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
         "meta": meta,
     }
     scene.meta = dict(meta)
+    edit = edit_spec(traj, spec)
+    if edit is not None:  # the browser lets the visitor move the data (`viz/player/edit.js`)
+        scene.meta["edit"] = edit
     if presenter:
         fit_any_height(scene)
     return scene

@@ -36,7 +36,7 @@ from .base import (
 from .claims import Claim, claims_json, claims_markdown
 from .experiments import Experiment, Times
 
-_HELPERS = {"base", "claims", "experiments"}  # modules of this package that are not papers
+_HELPERS = {"base", "claims", "experiments", "solvers"}  # modules here that are not papers
 
 
 def _discover() -> dict[str, Paper]:

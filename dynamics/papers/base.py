@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .. import theory
+from .. import metrics, theory
 from ..annotations import Analysis, Direction, Phase, TimeMarker
 from ..config import Config
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Role, Rule
@@ -103,16 +103,62 @@ def _short(v: Any) -> str:
     return s if len(s) <= 24 else s[:21] + "..."
 
 
+UNDECIDED = ("not established", "not reached within", "not solved within", "stopped at t",
+             "would take", "was not recorded")
+"""Phrases of the failures that are bounds of a computation, not hypotheses of a theorem:
+`gate` says "not decided" for them."""
+
+
 def gate(claim: Claim, failures: Sequence[str]) -> Claim:
     """A claim outside its theorem's hypotheses becomes an illustration naming the failing
     assumption(s): the measurement is kept, the verdict is None (not counted, never a
-    pass)."""
+    pass). Failures that are a bounded computation stopping (`UNDECIDED`) are said as "not
+    decided" instead."""
     if not failures:
         return claim
-    why = "outside the theorem's hypotheses: " + "; ".join(failures)
+    bounds = [f for f in failures if any(u in f for u in UNDECIDED)]
+    hyp = [f for f in failures if f not in bounds]
+    why = "; ".join(([("outside the theorem's hypotheses: " + "; ".join(hyp))] if hyp else [])
+                    + ([("not decided: " + "; ".join(bounds))] if bounds else []))
     claim.passed = None
     claim.details = why + (". " + claim.details if claim.details else "")
     return claim
+
+
+def unmeasured(name: str, statement: str, failures: Sequence[str], integrator: str = "",
+               tolerance: str = "") -> Claim:
+    """A claim that cannot even be measured on the run (its data or records do not allow it):
+    an illustration naming why (`failures`), never a crash and never a verdict."""
+    return gate(Claim(name, statement, "not measured", "—", tolerance or "—", None,
+                      integrator=integrator), list(failures) or ["not measurable on this run"])
+
+
+def w_recorded(traj: Trajectory) -> bool:
+    """The full W is stored at every frame (the claims that read neurons need it)."""
+    return traj.n_frames > 0 and len(np.unique(np.asarray(traj.W_frames) % traj.n_frames)) \
+        == traj.n_frames
+
+
+def achieved_accuracy(traj: Trajectory) -> tuple[float, str]:
+    """The integration's achieved accuracy on this run, for the claims' tolerances: the
+    relative drift of a_j² − ‖w_j‖² (`metrics.relative_balance_drift`: conserved by the flow,
+    so under gf it is the integration error — at ReLU kinks the kink floor's, not rtol's —
+    and under GD the step's departure from the flow), with a floor at gf's rtol (GD: η²).
+    Frozen output layers have no such invariant: then rtol (GD: η), said so. Returns
+    (ε, how it was obtained) — a claim states it beside its verdict."""
+    cfg = traj.config
+    it = cfg.integrator
+    floor = float(it.rtol) if it.method == "gf" else float(it.lr) ** 2
+    fm = traj.frame_metrics
+    if cfg.model.train_output and "balance_drift" in fm and "max_norm" in fm \
+            and traj.n_frames:
+        drift = metrics.relative_balance_drift(fm["balance_drift"], fm["max_norm"], traj.a)
+        if np.isfinite(drift):
+            eps = max(float(drift), floor)
+            return eps, (f"achieved accuracy ε = {eps:.2g} (drift of a_j² − ‖w_j‖², which the "
+                         f"flow conserves; {run_label(cfg)})")
+    eps = float(it.rtol) if it.method == "gf" else float(it.lr)
+    return eps, f"accuracy taken as ε = {eps:.2g} ({run_label(cfg)}; no balance invariant)"
 
 
 def full_w(traj: Trajectory, frame: int) -> np.ndarray:

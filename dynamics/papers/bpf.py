@@ -34,11 +34,19 @@ the flow point by point:
       (Minkowski: Σ_j |a_j|‖w_j‖ ≥ ‖(y_k/‖x_k‖)_{k∈I₊}‖ + ‖(…)_{k∈I₋}‖ for any interpolator).
       Neurons active on part of a group grow more slowly and stop once the group is fitted, so
       the limit approaches h* as λ → 0 (excess ∝ λ^{2(1 − r_part/r_g)}).
+
+(D5)  At the run's λ the excess is not a tolerance but a prediction [derived]: (D1) is the
+      whole flow in the coordinates v_jk = ⟨w_j, x_k⟩/‖x_k‖ (n per neuron; the part of w_j
+      outside span{x_k} never moves), so the run's start determines its end: (D2) in closed
+      form while h ≈ 0, then (D1) integrated by an independent ODE solver with its kinks as
+      events (`limit_prediction`). The claim compares the run's V/V* − 1 and h with it, to the
+      integrations' accuracy.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,11 +75,14 @@ from .base import (
     Showcase,
     Summary,
     Tolerances,
+    achieved_accuracy,
     full_w,
     gate,
     loss_and_series,
     run_label,
     run_name,
+    unmeasured,
+    w_recorded,
 )
 from .claims import Claim, fmt
 from .experiments import Experiment, Times
@@ -314,7 +325,184 @@ def escape_times(traj: Trajectory, level: float = TOLERANCES["fit_fraction"]
     return out
 
 
+# ----------------------------------------------------------------------------- the limit
+LINEAR_WORK = 2e8
+"""Multiply-adds the linear regime's predictions (`linear_segments` for every neuron, their
+outputs on the fine grid) may plan: m · (n + 1) · 600 · n for the segments (each ends at a
+root found on a 600-point grid, at most n per neuron) plus 4000 · m · n for the outputs.
+Larger runs get a note instead (`linear_failure`)."""
+LIMIT_WORK = 2e9
+"""Multiply-adds of the decoupled flow's integration (`limit_prediction`): ≈ 12 right-hand
+sides of 6 m n each per DOP853 step, so at most LIMIT_WORK/(72 m n) steps (≈ 1–2 s)."""
+SWITCH_FIT = 1e-6
+"""The prediction follows (D2) in closed form until the predicted max_k |h(x_k)| reaches
+1e-6 max_k |y_k| (its error there is O(h): 1e-6 relative), then integrates the nonlinear
+decoupled flow (D1)."""
+PREDICT_RTOL = 1e-10
+"""The decoupled flow's integration tolerance (scipy's DOP853)."""
+
+
+def linear_plan(traj: Trajectory) -> float:
+    """`LINEAR_WORK`'s count for this run."""
+    n, m = traj.X.shape[0], traj.width
+    return float(m) * (n + 1) * 600.0 * n + 4000.0 * m * n
+
+
+def linear_failure(traj: Trajectory) -> str | None:
+    """Why the linear regime's predictions are not computed (None: they are)."""
+    plan = linear_plan(traj)
+    if plan > LINEAR_WORK:
+        return (f"the linear regime's prediction would take {plan:.2g} multiply-adds, over its "
+                f"bound {LINEAR_WORK:.0e} (m = {traj.width}, n = {traj.X.shape[0]})")
+    return None
+
+
+@dataclass(frozen=True)
+class LimitPrediction:
+    """The run's state at `t` predicted from its start alone: (D2) in closed form while
+    h ≈ 0, then the decoupled flow (D1) integrated by scipy's DOP853 with its kinks located
+    as events (a component reaching 0 deactivates for good). `W`, `a`: the predicted
+    weights; `V` their variation norm c Σ_j |a_j|‖w_j‖; `steps`, `events`; `stopped`: ""
+    when `t` is the run's end, else why it stopped (work bound, deadline); `active`: which
+    ⟨w_j, x_k⟩ are still active (a deactivated one stays at 0 for good)."""
+
+    t: float
+    W: np.ndarray
+    a: np.ndarray
+    active: np.ndarray  # (m, n): the components still active at t
+    V: float
+    steps: int
+    events: int
+    stopped: str
+
+
+def _state_at(segs: list[Segment], t: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """(a, v, active) of one neuron at time t from its (D2) segments."""
+    i = max(0, int(np.searchsorted([sg.t0 for sg in segs], t, side="right")) - 1)
+    sg = segs[i]
+    a, V = sg.at(t - sg.t0)
+    return float(a[0]), V[0].copy(), sg.active.copy()
+
+
+def _decoupled_rhs(c: float, nx: np.ndarray, Rs: np.ndarray, y: np.ndarray, m: int,
+                   act: np.ndarray) -> Any:
+    """(D1) on the state u = (a (m), v (m·n)) with the active set `act` (m, n) fixed."""
+    def rhs(_t: float, u: np.ndarray) -> np.ndarray:
+        a, V = u[:m], u[m:].reshape(m, -1)
+        Vp = np.where(act, np.maximum(V, 0.0), 0.0)
+        g = Rs * (y - c * nx * (a @ Vp)) * nx  # r_k ‖x_k‖
+        return np.concatenate([c * (Vp @ g), (c * a[:, None] * g[None, :] * act).ravel()])
+    return rhs
+
+
+def limit_prediction(traj: Trajectory, work: float = LIMIT_WORK,
+                     deadline_s: float = 20.0) -> LimitPrediction:
+    """The run's end predicted from W(0), a(0) by the orthogonal decoupling (see
+    `LimitPrediction`), bounded by `work` multiply-adds (and a wall-clock backstop). An
+    independent integration of the paper's reduced dynamics: n coordinates per neuron, scipy's
+    integrator, events at the kinks — none of the simulator's kernels."""
+    from scipy.integrate import DOP853
+
+    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
+    cfg = traj.config
+    c = float(cfg.model.c)
+    n, m = X.shape[0], traj.width
+    R = 1.0 / n if cfg.loss.reduction == "mean" else 1.0
+    Rs = R * np.asarray(traj.sw, float)
+    nx = np.linalg.norm(X, axis=1)
+    Xh = X / nx[:, None]
+    W0, a0 = full_w(traj, 0), np.asarray(traj.a[0], float)
+    Wperp = W0 - (W0 @ Xh.T) @ Xh  # outside span(X): constant under the flow
+    t_end = float(traj.t[-1])
+    segs = [linear_segments(W0[j], a0[j], X, _b(traj), c, t_end) for j in range(m)]
+
+    def h_lin(t: float) -> np.ndarray:
+        out = np.zeros(n)
+        for sg_list in segs:
+            a, v, act = _state_at(sg_list, t)
+            out += c * a * np.where(act, np.maximum(v, 0.0), 0.0) * nx
+        return out
+
+    # the switch: (D2) until the predicted |h| reaches SWITCH_FIT·max|y|
+    level = SWITCH_FIT * float(np.abs(y).max())
+    grid = np.geomspace(max(t_end * 1e-9, 1e-12), t_end, 60)
+    big = [t for t in grid if np.abs(h_lin(float(t))).max() >= level]
+    t_s = t_end
+    if big:  # |h| grows monotonically in the linear regime: bisect to ~1e-9 of the bracket
+        hi = float(big[0])
+        lo = float(grid[max(0, int(np.searchsorted(grid, hi)) - 1)])
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if np.abs(h_lin(mid)).max() < level else (lo, mid)
+        t_s = lo
+    st = [_state_at(sg_list, t_s) for sg_list in segs]
+    a = np.array([x[0] for x in st])
+    V = np.stack([x[1] for x in st])
+    act = np.stack([x[2] for x in st])
+    t = t_s
+    steps = events = 0
+    max_steps = max(int(work / (72.0 * m * n)), 1)
+    deadline = time.monotonic() + deadline_s
+    stopped = ""
+    while t < t_end:
+        u0 = np.concatenate([a, V.ravel()])
+        scale = float(np.abs(u0).max())
+        solver = DOP853(_decoupled_rhs(c, nx, Rs, y, m, act), t, u0, t_end,
+                        rtol=PREDICT_RTOL, atol=PREDICT_RTOL * 1e-3 * scale)
+        hit = None
+        while solver.status == "running":
+            if steps >= max_steps:
+                stopped = f"work bound: {max_steps} steps ({work:.0e} multiply-adds)"
+                break
+            if steps % 64 == 0 and time.monotonic() > deadline:
+                stopped = f"deadline {deadline_s:g} s"
+                break
+            t_old = solver.t
+            solver.step()
+            steps += 1
+            if solver.status == "failed":
+                stopped = f"the integrator failed at t = {solver.t:.4g}"
+                break
+            Vn = solver.y[m:].reshape(m, n)
+            cross = np.argwhere(act & (Vn <= 0.0))
+            if cross.size:
+                dense = solver.dense_output()
+                first: tuple[float, tuple[int, int] | None] = (float(solver.t), None)
+                for j, k in cross:
+                    def comp(tt: float, j: int = int(j), k: int = int(k),
+                             dense: Any = dense) -> float:
+                        return float(dense(tt)[m + j * n + k])
+                    tc = float(brentq(comp, t_old, solver.t, xtol=1e-13, rtol=1e-12)) \
+                        if comp(t_old) > 0 else float(t_old)
+                    if tc < first[0]:
+                        first = (tc, (int(j), int(k)))
+                hit = first
+                break
+        if stopped:
+            u = solver.y
+            a, V, t = u[:m].copy(), u[m:].reshape(m, n).copy(), float(solver.t)
+            break
+        if hit is None or hit[1] is None:  # reached t_end
+            u = solver.y
+            a, V, t = u[:m].copy(), u[m:].reshape(m, n).copy(), float(solver.t)
+            break
+        tc, (j, k) = hit[0], hit[1]
+        u = solver.dense_output()(tc)
+        a, V = u[:m].copy(), u[m:].reshape(m, n).copy()
+        V[j, k] = 0.0
+        act[j, k] = False
+        events += 1
+        t = tc
+    W = V @ Xh + Wperp
+    Vnorm = float(c * np.sum(np.abs(a) * np.linalg.norm(W, axis=1)))
+    return LimitPrediction(float(t), W, a, act, Vnorm, steps, events, stopped)
+
+
 # ----------------------------------------------------------------------------- hypotheses
+MAX_POINTS = 2000
+"""Largest n the paper's overlay and claims look at."""
+
+
 def _orthogonality(X: np.ndarray) -> float:
     nx = np.linalg.norm(X, axis=1)
     if (nx == 0).any():
@@ -325,50 +513,100 @@ def _orthogonality(X: np.ndarray) -> float:
     return float(G.max()) if len(X) > 1 else 0.0
 
 
+def data_failures(X: np.ndarray) -> list[str]:
+    """The data's part of the setting ([] = met): at most MAX_POINTS (≤ d) pairwise
+    orthogonal, nonzero inputs. `applies_to` is "the square loss and none of these" on the
+    built data; `setting_failures` starts from them: the two cannot disagree."""
+    n, d = X.shape
+    if n > MAX_POINTS or n > d:
+        return [f"{n} inputs in R^{d}: orthogonal inputs need n ≤ d (and n ≤ {MAX_POINTS} "
+                "here)"]
+    ortho = _orthogonality(X)
+    if ortho > ORTHO_TOL:
+        return [f"the inputs are not orthogonal (max |cos| = {ortho:.3g})"]
+    return []
+
+
 def applies_to(config: Config) -> bool:
-    """The square loss on pairwise orthogonal inputs (n ≤ d; checked on the built data)."""
+    """The square loss on pairwise orthogonal inputs (`data_failures` on the built data)."""
     if config.loss.kind != "square":
         return False
     n, d = data_shape(config.data)
-    if n > d or n > 2000:
+    if n > d or n > MAX_POINTS:
         return False
-    return _orthogonality(build_dataset(config).X) <= ORTHO_TOL
+    return not data_failures(np.asarray(build_dataset(config).X, float))
 
 
 def setting_failures(traj: Trajectory) -> list[str]:
-    """The paper's setting ([] = met): pairwise orthogonal inputs, the square loss, ReLU, both
-    layers trained from a balanced start (a_j² = ‖w_j‖², which the derivation of (D4) uses),
-    a small start (max |h(x_k)| at t = 0 ≤ 1 % of max |y_k|), labels of both signs, none 0."""
+    """The paper's setting ([] = met): the data's (`data_failures`), the square loss, ReLU,
+    both layers trained from a balanced start (a_j² = ‖w_j‖², which the derivation of (D4)
+    uses), a small start (max |h(x_k)| at t = 0 ≤ 1 % of max |y_k|), labels of both signs,
+    none 0, and the full W recorded at every frame (the claims read the neurons)."""
     cfg = traj.config
-    out = []
-    ortho = _orthogonality(np.asarray(traj.X, float))
-    if ortho > ORTHO_TOL:
-        out.append(f"the inputs are not orthogonal (max |cos| = {ortho:.3g})")
+    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
+    out = data_failures(X)
     if cfg.loss.kind != "square":
         out.append(f"the loss is {cfg.loss.kind}, not the square loss")
     if cfg.model.gamma != 0:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the paper's network is ReLU)")
     if not cfg.model.train_output:
         out.append("the output layer is frozen (the paper trains both layers)")
-    W0 = traj.W_at(0)
-    if W0 is None:
-        return [*out, "W(0) was not recorded"]
+    if not ((y > 0).any() and (y < 0).any()) or (y == 0).any():
+        out.append("the labels are not of both signs (or some are 0)")
+    if not w_recorded(traj):
+        return [*out, "the full W was not recorded at every frame (the claims read the "
+                "neurons)"]
+    W0 = full_w(traj, 0)
     a0 = np.asarray(traj.a[0], float)
     nw = np.linalg.norm(W0, axis=1)
     if not np.allclose(a0**2, nw**2, rtol=1e-9, atol=1e-300):
         out.append(f"the start is {cfg.init.scheme}, not balanced (a_j² = ‖w_j‖²)")
-    h0 = network_output(traj, 0, np.asarray(traj.X, float))
-    y = np.asarray(traj.y, float)
-    if h0 is not None and np.abs(h0).max() > SMALL_START * np.abs(y).max():
+    h0 = network_output(traj, 0, X)
+    if h0 is not None and len(y) and np.abs(h0).max() > SMALL_START * np.abs(y).max():
         out.append(f"not a small start: max |h(x_k)| = {np.abs(h0).max():.3g} at t = 0 "
                    f"(> {SMALL_START:g} max |y_k|)")
-    if not ((y > 0).any() and (y < 0).any()) or (y == 0).any():
-        out.append("the labels are not of both signs (or some are 0)")
     return out
+
+
+_BLOCKING = ("not orthogonal", "orthogonal inputs need", "not of both signs",
+             "full W was not recorded", "linear regime's prediction would take",
+             "the loss is")
+
+
+def _measurable(fails: list[str]) -> bool:
+    """Whether the claims can be measured despite `fails` (then they are illustrations)."""
+    return not any(b in f for f in fails for b in _BLOCKING)
 
 
 def _name(base: str, tr: Trajectory) -> str:
     return f"{base}[{run_name(presets, tr.config)}]"
+
+
+def _covered(traj: Trajectory) -> list[str]:
+    """(D3)–(D4) need, for each sign, a neuron of that sign active at t = 0 on every point of
+    its group (else that group grows at a partial neuron's slower rate, in stages, and the
+    limit is a sum of partial neurons, not h*)."""
+    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
+    Z = full_w(traj, 0) @ X.T > 0
+    a = np.asarray(traj.a[0], float)
+    out = []
+    for name, sgn in (("positive", 1), ("negative", -1)):
+        sel = y * sgn > 0
+        if sel.any() and not (((a * sgn) > 0) & Z[:, sel].all(axis=1)).any():
+            out.append(f"no {name} neuron starts active on every {name}-label point")
+    return out
+
+
+def _failures(traj: Trajectory, covered: bool = False) -> list[str]:
+    """`setting_failures`, the linear regime's work bound and (with `covered`) `_covered`."""
+    fails = setting_failures(traj)
+    if _measurable(fails):
+        why = linear_failure(traj)
+        if why:
+            fails.append(why)
+        elif covered:
+            fails += _covered(traj)
+    return fails
 
 
 # ----------------------------------------------------------------------------- claims
@@ -380,11 +618,21 @@ def opposite_pairs(traj: Trajectory) -> int:
     return int((Z & opposite).sum())
 
 
+ALIGNMENT_STATEMENT = ("[derived] initial alignment, quantitatively: while h ≈ 0 orthogonal "
+                       "inputs decouple (D1), so every neuron leaves the points of the other "
+                       "sign it starts on before the loss moves, each at the time the "
+                       "linearised flow (D2) gives")
+
+
 def alignment_claim(traj: Trajectory) -> Claim:
     """[derived, (D2)] The initial alignment ends before the fit starts, on time: every
     neuron leaves every point of the other sign it starts active on before the loss leaves
     L(0) (the saddle escape), each at the time the h = 0 flow predicts (seen in the frame
     containing it, or the next or previous one)."""
+    name = _name("bpf.alignment", traj)
+    fails = _failures(traj)
+    if not _measurable(fails):
+        return unmeasured(name, ALIGNMENT_STATEMENT, fails, run_label(traj.config))
     t_e = phases.saddle_escape(traj) or float(traj.t[-1])
     pred = [p for p in deactivations(traj, t_e) if p[0] > float(traj.t[1])]
     total = opposite_pairs(traj)
@@ -403,10 +651,7 @@ def alignment_claim(traj: Trajectory) -> Claim:
                      + (f"at frame t = {t[f]:.4g}" if f is not None else "never"))
     late = total - early - len(pred)
     return gate(Claim(
-        _name("bpf.alignment", traj),
-        "[derived] initial alignment, quantitatively: while h ≈ 0 orthogonal inputs decouple "
-        "(D1), so every neuron leaves the points of the other sign it starts on before the "
-        "loss moves, each at the time the linearised flow (D2) gives",
+        name, ALIGNMENT_STATEMENT,
         f"{ok} of {total - early} deactivations before the escape at their predicted frame",
         f"{total - early} of {total - early}",
         "every deactivation before the escape and within one frame of its predicted time",
@@ -420,94 +665,217 @@ def alignment_claim(traj: Trajectory) -> Claim:
         "λ before the escape); the crossing is read on log-spaced frames 4.3 % apart, so one "
         "frame either side is the resolution; an alignment still going on when the loss "
         "moves is no initial alignment",
-        integrator=run_label(traj.config)), setting_failures(traj))
+        integrator=run_label(traj.config)), fails)
+
+
+SADDLE_STATEMENT = ("[derived] saddle to saddle: each sign group leaves its saddle at the time "
+                    "the linear regime predicts, the faster first; where (D3) predicts a "
+                    "plateau between them, the loss rests at the slower group's level L_mid")
+
+
+def plateau_predicted(r_fast: float, r_slow: float, t_fast: float, t_slow: float,
+                      L_fast: float, L_slow: float, rel: float, fit: float
+                      ) -> tuple[bool, str]:
+    """[derived, (D3)] Whether the loss rests within `rel`·L_slow of L_slow between the
+    escapes (each escape: the group's fit reaching `fit`, at the predicted t_fast < t_slow).
+    The fast group, an aligned neuron on its group, fits like a logistic of rate 2r_fast:
+    its remaining loss L_fast(1 − φ)² with 1 − φ ≈ ((1 − fit)/fit) e^{−2r_fast τ} after its
+    escape is ≤ rel·L_slow/2 after τ_f = ln(((1 − fit)/fit)/√(rel L_slow/(2 L_fast)))/(2r_fast);
+    the slow group, still linear, has moved its loss by rel·L_slow/2 (its fit
+    φ ≈ rel/4) ln(4 fit/rel)/(2r_slow) before its escape. A plateau needs
+    t_fast + τ_f < t_slow − ln(4 fit/rel)/(2 r_slow)."""
+    if L_slow <= 0 or L_fast <= 0 or r_fast <= 0 or r_slow <= 0:
+        return False, "no plateau: a group has no loss to fit"
+    tau_f = np.log(((1.0 - fit) / fit) / np.sqrt(rel * L_slow / (2.0 * L_fast))) / (2.0 * r_fast)
+    lead = np.log(4.0 * fit / rel) / (2.0 * r_slow)
+    ok = bool(t_fast + tau_f < t_slow - lead)
+    return ok, (f"(D3) predicts {'a' if ok else 'no'} plateau: the fast group is fitted to "
+                f"{rel / 2:g} L_mid by t = {t_fast + tau_f:.4g}, the slow one moves the loss by "
+                f"that much from t = {t_slow - lead:.4g}")
+
+
+def _escape_tol(t_p: float, r: float, phi: float, dt: float, eta: float) -> float:
+    """[derived] How far a measured escape may lie from the linear regime's prediction: the
+    fit's growth rate 2r is cut by the factor (1 − φ) (square loss, residual y − h), so its
+    exponent falls short by ≤ ∫ 2rφ(s) ds = φ (φ grows like e^{2rs}): later by ≤ φ/(2r), φ
+    the largest h_k/y_k of the group at the frame after the crossing; GD at η grows by
+    (1 + ηr)² per step, e^{2rη} slowed by the factor ln(1 + ηr)/(ηr): later by
+    t·(ηr/ln(1 + ηr) − 1) ≈ tηr/2 (its first-order effect, so the claim holds as η → 0);
+    reading between frames (ln-linear) adds ≤ Δt²rφ/4."""
+    gd = t_p * (eta * r / np.log1p(eta * r) - 1.0) if eta > 0 else 0.0
+    return phi / (2.0 * r) + gd + dt * dt * r * phi / 4.0
 
 
 def saddle_claim(traj: Trajectory, tol: Tolerances | None = None) -> Claim:
-    """[derived, (D3)] The saddle-to-saddle path: the faster group (larger r_g) leaves its
-    saddle first, at the time the linear regime predicts, the loss then sits at L_mid (the
-    slower group's level) with the fast group fitted and the slow one not, and the slower
-    group leaves at its predicted time."""
+    """[derived, (D3)] The saddle-to-saddle path: each group leaves its saddle (its fit
+    reaching `fit_fraction`) at the time the linear regime predicts, within `_escape_tol`;
+    where `plateau_predicted` says so, the loss rests within `plateau_rel` of the slower
+    group's level L_mid between the two escapes. The order comes from the predictions (the
+    group whose prediction is earlier is the fast one). A run that ends before a predicted
+    escape fails (stopped early), saying so."""
     tol = {**TOLERANCES, **(tol or {})}
+    name = _name("bpf.saddle_to_saddle", traj)
+    fails = _failures(traj, covered=True)
+    if not _measurable(fails):
+        return unmeasured(name, SADDLE_STATEMENT, fails, run_label(traj.config))
+    fit = float(tol["fit_fraction"])
     g = groups(traj)
-    esc = escape_times(traj, float(tol["fit_fraction"]))
-    fast, slow = ("positive", "negative") if g.fast == 1 else ("negative", "positive")
-    rows = [{"group": k, "rate r_g": g.r_plus if k == "positive" else g.r_minus,
-             "escape (measured)": v[0], "escape (predicted)": v[1]} for k, v in esc.items()]
-    times_ok = all(m is not None and p is not None and abs(m - p) <= 0.03 * p
-                   for m, p in esc.values())
-    t_fast, t_slow = esc[fast][0], esc[slow][0]
-    order_ok = (times_ok and t_fast is not None and t_slow is not None and t_fast < t_slow)
-    # the intermediate saddle: the loss closest to L_mid between the two escapes
+    esc = escape_times(traj, fit)
+    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
+    t = np.asarray(traj.t, float)
+    t_end = float(t[-1])
+    cfg = traj.config
+    eta = float(cfg.integrator.lr) if cfg.integrator.method == "gd" else 0.0
+    R = 1.0 / len(y) if cfg.loss.reduction == "mean" else 1.0
+    sw = np.asarray(traj.sw, float)
+    rate = {"positive": g.r_plus, "negative": g.r_minus}
+    sel = {"positive": y > 0, "negative": y < 0}
+    rows, tols, ok_times, late = [], {}, True, []
+    for k in ("positive", "negative"):
+        m_t, p_t = esc.get(k, (None, None))
+        tol_k = float("nan")
+        if p_t is None or p_t > t_end:
+            late.append(k)
+            ok_times = False
+        elif m_t is not None:
+            fa = min(int(np.searchsorted(t, m_t)), len(t) - 1)
+            h = network_output(traj, fa, X[sel[k]])
+            phi = float(np.max(h / y[sel[k]])) if h is not None else float("nan")
+            tol_k = _escape_tol(p_t, rate[k], phi, float(t[fa] - t[max(fa - 1, 0)]), eta)
+        tols[k] = tol_k
+        ok_times &= m_t is not None and p_t is not None and abs(m_t - p_t) <= tol_k
+        rows.append({"group": k, "rate r_g": rate[k], "escape (measured)": m_t,
+                     "escape (predicted)": p_t, "tolerance": tol_k})
+    if late:  # stopped early: the phenomenon the claim is about is not in the run
+        return gate(Claim(
+            name, SADDLE_STATEMENT, "escapes " + ", ".join(
+                f"{k} {fmt(esc.get(k, (None, None))[0])}" for k in ("positive", "negative")),
+            "escapes " + ", ".join(f"{k} {fmt(esc.get(k, (None, None))[1])}"
+                                   for k in ("positive", "negative")),
+            "each escape within its derived tolerance", False,
+            f"the run ends at t = {t_end:.4g}, before the predicted escape of the "
+            f"{' and '.join(late)} group (the linear regime's prediction beyond the run): "
+            "stopped early, the saddle-to-saddle path is not in it", rows,
+            justification="the escapes are predicted from the start; a run that ends before "
+            "them does not show the path", integrator=run_label(traj.config)), fails)
+    fast, slow = sorted(("positive", "negative"), key=lambda k: esc[k][1] or np.inf)
+    L_slow = float(R * (sw[sel[slow]] * 0.5 * y[sel[slow]] ** 2).sum())
+    L_fast = float(R * (sw[sel[fast]] * 0.5 * y[sel[fast]] ** 2).sum())
+    t_f, t_s = float(esc[fast][1]), float(esc[slow][1])  # type: ignore[arg-type]
+    rel = float(tol["plateau_rel"])
+    expect, why = plateau_predicted(rate[fast], rate[slow], t_f, t_s, L_fast, L_slow, rel, fit)
     s_t = np.asarray(traj.scalars.get("t", traj.t), float)
     s_L = np.asarray(traj.scalars.get("loss", traj.loss), float)
     level = float("nan")
-    if order_ok and t_fast is not None and t_slow is not None:
-        inside = (s_t >= t_fast) & (s_t <= t_slow)
+    m_f, m_s = esc[fast][0], esc[slow][0]
+    if m_f is not None and m_s is not None:
+        inside = (s_t >= m_f) & (s_t <= m_s)
         if inside.any():
-            level = float(s_L[inside][np.argmin(np.abs(s_L[inside] - g.L_mid))])
-    rel = abs(level - g.L_mid) / g.L_mid if np.isfinite(level) else float("inf")
-    ok = order_ok and rel <= float(tol["plateau_rel"])
+            level = float(s_L[inside][np.argmin(np.abs(s_L[inside] - L_slow))])
+    dev = abs(level - L_slow) / L_slow if np.isfinite(level) else float("inf")
+    ok = bool(ok_times and (dev <= rel if expect else True))
     return gate(Claim(
-        _name("bpf.saddle_to_saddle", traj),
-        "[derived] saddle to saddle: the faster sign group is fitted first, at the time the "
-        "linear regime predicts; the loss rests at the slower group's level L_mid; then the "
-        "slower group is fitted, at its predicted time",
-        f"escapes {fmt(esc[fast][0])} ({fast}), {fmt(esc[slow][0])} ({slow}); saddle level "
-        f"{level:.5g}", f"{fmt(esc[fast][1])}, {fmt(esc[slow][1])}; L_mid = {g.L_mid:.5g}",
-        f"escape times within 3 %; the saddle level within {tol['plateau_rel']:.0%} of "
-        "L_mid", ok,
-        f"r₊ = {g.r_plus:.4g}, r₋ = {g.r_minus:.4g} (the {fast} group is faster); L(0) = "
-        f"{g.L0:.5g}. A group's escape: its fit Σ y_k h_k/Σ y_k² reaching "
-        f"{tol['fit_fraction']:g}. The abstract proves 'a specific saddle to saddle "
-        "dynamics'; (D3) is ours.", rows,
-        justification="the fit is still in the linear regime at 10 % (the prediction's error "
-        "is a few % of the fit, ≪ 1 % of the time); measured fits are interpolated in ln between "
-        "frames; the level L_mid is exact as λ → 0, 2 % covers λ = 1e-10's residual overlap",
-        integrator=run_label(traj.config)), setting_failures(traj))
+        name, SADDLE_STATEMENT,
+        f"escapes {fmt(m_f)} ({fast}), {fmt(m_s)} ({slow}); saddle level {level:.5g}",
+        f"{fmt(t_f)} ± {tols[fast]:.2g}, {fmt(t_s)} ± {tols[slow]:.2g}; "
+        + (f"L_mid = {L_slow:.5g}" if expect else "no plateau predicted"),
+        "each escape within φ/(2r) + t(ηr/ln(1 + ηr) − 1) + Δt²rφ/4 of its prediction "
+        "(derived: the fit's nonlinearity, GD's step, the frames)"
+        + (f"; the saddle level within {rel:.0%} of L_mid" if expect else ""), ok,
+        f"r₊ = {g.r_plus:.4g}, r₋ = {g.r_minus:.4g}; predicted escapes put the {fast} group "
+        f"first; L(0) = {g.L0:.5g}. A group's escape: its fit Σ y_k h_k/Σ y_k² reaching "
+        f"{fit:g}. {why}. The abstract proves 'a specific saddle to saddle dynamics'; (D3) is "
+        "ours.", rows,
+        justification="the linear regime (D2) is exact for h = 0: its only errors at the "
+        "escape are the fit's own nonlinearity, the step and the frames, each bounded in the "
+        "tolerance; the plateau is checked where (D3) predicts one (equal rates leave none)",
+        integrator=run_label(traj.config)), fails)
 
 
-def _covered(traj: Trajectory) -> list[str]:
-    """(D4) needs, for each sign, a neuron of that sign active at t = 0 on every point of its
-    group (else the limit is a sum of partial neurons, not h*)."""
-    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
-    Z = full_w(traj, 0) @ X.T > 0
-    a = np.asarray(traj.a[0], float)
-    out = []
-    for name, sgn in (("positive", 1), ("negative", -1)):
-        sel = y * sgn > 0
-        if sel.any() and not (((a * sgn) > 0) & Z[:, sel].all(axis=1)).any():
-            out.append(f"no {name} neuron starts active on every {name}-label point")
-    return out
+LIMIT_STATEMENT = ("zero loss and an implicit bias towards the minimum variation norm: the "
+                   "limit is h*(x) = σ(⟨β₊, x⟩) − σ(⟨β₋, x⟩) (V* = ‖β₊‖ + ‖β₋‖, D4) as λ → 0; "
+                   "at the run's λ, its excess V/V* − 1 is the one its start predicts")
 
 
-def limit_claim(traj: Trajectory, tol: float = 0.01) -> Claim:
-    """[abstract; D4] The flow ends at zero loss on the minimum-variation-norm interpolator:
-    Σ_j |a_j|‖w_j‖ within `tol` of V*, and h within 2 % of h* on held-out inputs."""
+def limit_claim(traj: Trajectory, prediction: LimitPrediction | None = None) -> Claim:
+    """[abstract; D1–D4] The flow ends at zero loss (≤ 1e-6 L(0)) with the variation norm and
+    the function the run's own start predicts (`limit_prediction`: (D2) then the decoupled
+    flow (D1)), whose excess over V* comes from the partial neurons and vanishes as λ → 0
+    (each like λ^{2(1 − B_j/r_g)}, B_j = c‖β_{S_j}‖ < r_g its rate).
+
+    Tolerance (relative to V*, and to ‖h*‖ for h on 400 Gaussian inputs), derived: the run's
+    achieved accuracy ε (`achieved_accuracy`) moves V, quadratic in θ, by 2ε and the partial
+    neurons' growth e^{2Bt} to the escape t_s by 2r t_s ε more; GD's step changes each
+    partial neuron's exponent 2(1 − B/r)ln(1/λ) by ≤ η r ln(1/λ²), so the excess by that
+    fraction of itself; the prediction's own error: 1e-6 (its switch) + 1e-8. And the kinks
+    (located): a component the exact flow keeps at 0 once it deactivates (σ'(0) = 0) may be
+    left within rounding of 0 by gf's steps and re-enter when its neuron grows 1e10-fold;
+    such re-entries are listed and the function mass they carry at the end, M, is added
+    (twice: it moves V at most by what it adds and what it takes from the others)."""
+    name = _name("bpf.limit", traj)
+    fails = _failures(traj, covered=True)
+    if not _measurable(fails):
+        return unmeasured(name, LIMIT_STATEMENT, fails, run_label(traj.config))
     g = groups(traj)
     V = variation_norm(traj)
+    L, L0 = float(traj.loss[-1]), float(traj.loss[0])
+    P = prediction or limit_prediction(traj)
+    if P.stopped:
+        fails.append(f"the start's prediction stopped at t = {P.t:.4g}: {P.stopped}")
+        return gate(Claim(name, LIMIT_STATEMENT, f"V/V* − 1 = {V / g.V_min - 1:.4g}", "—",
+                          "—", None, integrator=run_label(traj.config)), fails)
+    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
+    c = float(traj.config.model.c)
     rng = np.random.default_rng(0)
-    Xt = rng.standard_normal((400, traj.X.shape[1]))
+    Xt = rng.standard_normal((400, X.shape[1]))
     h = network_output(traj, traj.n_frames - 1, Xt)
     hs = min_norm_function(traj, Xt)
-    err = (float(np.linalg.norm(h - hs)) / max(float(np.linalg.norm(hs)), 1e-300)
-           if h is not None else float("inf"))
-    L, L0 = float(traj.loss[-1]), float(traj.loss[0])
-    ok = bool(L <= 1e-6 * L0 and abs(V / g.V_min - 1.0) <= tol and err <= 0.02)
+    Zp = P.W @ Xt.T
+    hp = c * (np.maximum(Zp, 0.0).T @ P.a)
+    nhs = max(float(np.linalg.norm(hs)), 1e-300)
+    err = float(np.linalg.norm(h - hp)) / nhs if h is not None else float("inf")
+    err_star = float(np.linalg.norm(hp - hs)) / nhs
+    # the kinks: components the prediction keeps at 0 (or below) that are positive in the run
+    nx = np.linalg.norm(X, axis=1)
+    Zr = full_w(traj, traj.n_frames - 1) @ X.T / nx[None]
+    back = (Zr > 0) & ~P.active
+    a_end = np.asarray(traj.a[-1], float)
+    M = float(c * np.sum(np.abs(a_end)[:, None] * np.where(back, Zr, 0.0)))
+    eps, eps_text = achieved_accuracy(traj)
+    cfg = traj.config
+    eta = float(cfg.integrator.lr) if cfg.integrator.method == "gd" else 0.0
+    h0 = network_output(traj, 0, X)
+    ln_inv = float(np.log(max(float(np.abs(y).max()), 1e-300)
+                          / max(float(np.abs(h0).max()) if h0 is not None else 1.0, 1e-300)))
+    r_max = max(g.r_plus, g.r_minus)
+    e_pred = P.V / g.V_min - 1.0
+    # the slower escape: h ∝ e^{2rt} grows from |h(0)| to |y| in ln(|y|/|h(0)|)/(2r)
+    t_s = ln_inv / (2.0 * max(min(g.r_plus, g.r_minus), 1e-300))
+    tol_v = (2.0 * eps * (1.0 + 2.0 * r_max * t_s) * P.V / g.V_min
+             + abs(e_pred) * eta * r_max * ln_inv + 1e-6 + 2.0 * M / g.V_min)
+    e_run = V / g.V_min - 1.0
+    ok = bool(L <= 1e-6 * L0 and abs(e_run - e_pred) <= tol_v and err <= tol_v
+              and e_pred >= -1e-9)
+    kinks = (f"{int(back.sum())} component(s) re-entered after the exact flow's deactivation "
+             f"(gf's steps left them within rounding of the kink), carrying M = {M:.2g}; "
+             if back.any() else "no component re-entered after its deactivation; ")
     return gate(Claim(
-        _name("bpf.limit", traj),
-        "zero loss and an implicit bias towards the minimum variation norm: the limit is "
-        "h*(x) = σ(⟨β₊, x⟩) − σ(⟨β₋, x⟩), of variation norm V* = ‖β₊‖ + ‖β₋‖ (D4)",
-        f"loss {L:.2g}; Σ|a_j|‖w_j‖ = {V:.6g}; ‖h − h*‖/‖h*‖ = {err:.2g}",
-        f"loss ≤ {1e-6 * L0:.2g}; V* = {g.V_min:.6g}; 0",
-        f"loss ≤ 1e-6 L(0); V within {tol:.0%} of V*; h within 2 % of h* (400 Gaussian "
-        "inputs)", ok,
-        f"V/V* − 1 = {V / g.V_min - 1:.3g} at t = {traj.t[-1]:.4g}. The excess shrinks like "
-        "λ^{2(1 − r_part/r_g)} (partial neurons stop growing once their group is fitted).",
+        name, LIMIT_STATEMENT,
+        f"loss {L:.2g}; V/V* − 1 = {e_run:.5g}; ‖h − ĥ‖/‖h*‖ = {err:.2g}",
+        f"loss ≤ {1e-6 * L0:.2g}; V/V* − 1 = {e_pred:.5g} (predicted from the start); 0",
+        f"loss ≤ 1e-6 L(0); V/V* − 1 and h within {tol_v:.2g} of the prediction "
+        "(2ε(1 + 2r t_s) + |ê| η r ln(1/λ²) + 1e-6 + 2M/V*)", ok,
+        f"V* = {g.V_min:.6g}, Σ|a_j|‖w_j‖ = {V:.6g} at t = {traj.t[-1]:.4g}; the prediction "
+        f"(D2 in closed form, then the decoupled flow D1: {P.steps} DOP853 steps, {P.events} "
+        f"kinks located) ends at {P.V:.6g}, its function ‖ĥ − h*‖/‖h*‖ = {err_star:.2g} from "
+        f"h* — the bias at this λ, carried by the partial neurons and vanishing as λ → 0. "
+        + kinks + eps_text,
         justification="V* and h* are exact for orthogonal inputs (Minkowski's inequality, "
-        "checked against an independent linear program in the tests); 1 % is ten times the "
-        "preset's excess at λ = 1e-10 (0.11 %) and a quarter of λ = 1e-3's (4.2 %)",
-        integrator=run_label(traj.config)), setting_failures(traj) + _covered(traj))
+        "checked against an independent linear program in the tests); at finite λ the excess "
+        "is not a tolerance to calibrate but a prediction: the orthogonal decoupling gives it "
+        "from the start, and the comparison's tolerance is the integrations' accuracy "
+        "(docstring)",
+        integrator=run_label(traj.config)), fails)
 
 
 def claims(quick: bool, run: Run) -> list[Claim]:
@@ -520,7 +888,8 @@ def claims(quick: bool, run: Run) -> list[Claim]:
 
 
 def claims_for_run(traj: Trajectory) -> list[Claim]:
-    """The three claims on the run on screen (gated: outside the setting, illustrations)."""
+    """The three claims on the run on screen (gated: outside the setting, illustrations;
+    never raising: a run they cannot measure gets illustrations that say why)."""
     return [alignment_claim(traj), saddle_claim(traj), limit_claim(traj)]
 
 
@@ -561,7 +930,7 @@ def _time(traj: Trajectory) -> np.ndarray:
 def saddle_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | None:
     """The loss against t (log t, linear loss) with L(0), L_mid and the measured and
     predicted escapes, from a decade before the first escape to the end."""
-    if not applies_to(traj.config):
+    if not applies_to(traj.config) or not w_recorded(traj) or linear_failure(traj):
         return None
     g = groups(traj)
     esc = escape_times(traj)

@@ -1,8 +1,8 @@
 /* Streamlit glue of the figure player (ui/player.py declares the component).
  *
  * Protocol (Streamlit's component API v1, by postMessage): announce "componentReady", receive
- * "render" with args {src | payload, fig_key, plotly_src, presenter, config, family, stale,
- * design_height}, send "setFrameHeight" and "setComponentValue" (a scrub's release).
+ * "render" with args {src | payload, fig_key, plotly_src, presenter, config, family, edit,
+ * stale, design_height}, send "setFrameHeight" and "setComponentValue" (a scrub's release, a data edit).
  * Plotly.js is loaded once per frame from args.plotly_src (the smallest bundle that draws the
  * figure, viz/plotlyjs.py); a figure that needs a bigger bundle loads it and is drawn afresh.
  * Payloads are fetched from the server's figure route (or come inline), decoded once and kept
@@ -103,6 +103,7 @@
         onHeight: onHeight,
         onEvent: function (ev) { send("streamlit:setComponentValue", { value: ev, dataType: "json" }); },
       });
+      player.fetchRun = fetchRun;  // the runs of data edits come by the figure route too
       // the window's size decides the presenter height and the narrow layouts
       window.addEventListener("resize", function () { player.fitHeight(); });
       try { window.parent.addEventListener("resize", function () { player.fitHeight(); }); } catch (e) { /* cross-origin host */ }
@@ -110,12 +111,21 @@
     }
     root.classList.toggle("eae-presenter", !!args.presenter);
     player.setStale(!!args.stale);
+    player.setEditPost(args.edit || null);
     const key = args.fig_key;
+    // the page's last renders, newest last (tests read what the page asked to be shown)
+    player.renders = (player.renders || []).concat([{ key: key, stale: !!args.stale }]).slice(-20);
     const source = args.src ? fetchRun(args.src)
       : Promise.resolve(EAEPlayer.decode(args.payload));
     player.busy = (player.busy || 0) + 1;  // until this render is drawn (tests wait on it)
     const finish = function () { player.busy -= 1; };
     loadPlotly(args.plotly_src).then(function () { return source; }).then(function (run) {
+      // a data edit's run on screen stays until the page shows another figure (the page
+      // re-renders its previous one meanwhile, and its stale one while it computes)
+      const pageMoved = key !== player.pageKey;
+      player.pageKey = key;
+      const edited = player.edit && player.edit.shownKey && player.edit.shownKey === player.runKey;
+      if (edited && (!pageMoved || args.stale)) return player;
       if (player.runKey !== key) return player.show(run, key, false);
       return player;
     }).then(function () {
