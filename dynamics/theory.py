@@ -41,6 +41,7 @@ from .extremal import (  # noqa: F401 - the search lives there; re-exported here
     nearest_extremal,
     plan_search,
 )
+from .init import tau_delta_norms
 
 _TINY = 1e-300
 
@@ -81,10 +82,19 @@ def extremal_for_config(config: Config, ds: Dataset | None = None, **kw: object
 
 # ----------------------------------------------------------------------------- scale maps
 def entry_std(config: Config, d: int) -> float:
-    """Per-entry std σ₀ of the first layer at t = 0 (see init.py)."""
+    """Per-entry std of the first layer at t = 0 (see init.py): σ₀, times m^(−w_power) for a
+    Gaussian start with a width power (Luo et al.'s β₂), or ‖w‖/√d of Kunin et al.'s (τ, δ)
+    start (|a|‖w‖ = τ², η_w a² − η_a ‖w‖² = δ)."""
     m, s = config.model.width, config.init.scale
-    return {"none": s, "sqrt_m": s / np.sqrt(m), "sqrt_dm": s / np.sqrt(d * m)}[
+    std = {"none": s, "sqrt_m": s / np.sqrt(m), "sqrt_dm": s / np.sqrt(d * m)}[
         config.init.normalisation]
+    ic = config.init
+    if ic.scheme == "gaussian" and ic.w_power != 0.0:
+        return float(std * float(m) ** (-ic.w_power))
+    if ic.scheme == "tau_delta":
+        it = config.integrator
+        return tau_delta_norms(float(std), ic.imbalance, it.lr_w, it.lr_a)[1] / np.sqrt(d)
+    return std
 
 
 def time_per_sum_unit(config: Config, n: int) -> float:

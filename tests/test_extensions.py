@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dynamics import metrics
+from dynamics import metrics, theory
 from dynamics.config import Config, ConfigError, from_query
 from dynamics.data import build_dataset, held_out
 from dynamics.init import init_weights, tau_delta_norms
@@ -185,12 +185,15 @@ def test_tau_delta_start_sets_the_product_and_the_imbalance(tau, delta, lw, la):
     np.testing.assert_allclose(np.abs(a) * nw, tau**2, rtol=1e-12)
     np.testing.assert_allclose(lw * a**2 - la * nw**2, delta, atol=1e-12)
     assert tau_delta_norms(1e-3, -1.0) [0] > 0  # no cancellation for δ ≪ −τ²
+    # the theory's first-layer std (the Explorer's auto time, the edit panel) is this start's
+    assert theory.entry_std(cfg, 3) * 3**0.5 == pytest.approx(nw[0], rel=1e-12)
 
 
 def test_gaussian_powers_and_the_mirror():
     cfg, (W, a) = _init(scheme="gaussian", scale=1.0, normalisation="none", a_power=1.0,
                         w_power=0.5)
     assert np.std(W) == pytest.approx(400**-0.5, rel=0.06)
+    assert theory.entry_std(cfg, W.shape[1]) == pytest.approx(400**-0.5, rel=1e-12)
     assert np.std(a) == pytest.approx(400**-1.0, rel=0.15)
     cfg, (W, a) = _init(scheme="balanced", mirror=True)
     np.testing.assert_array_equal(W[:200], W[200:])
@@ -295,3 +298,18 @@ def test_regime_curves_of_a_run_start_at_zero():
     assert len(r["t"]) == 8 and r["t"][0] == 0.0
     for k in ("kernel_distance", "pattern_change", "relative_distance"):
         assert r[k][0] == pytest.approx(0.0, abs=1e-12) and r[k][-1] > 0
+
+
+def test_papers_of_the_plain_flow_gate_per_layer_rates():
+    """Per-layer rates leave every theorem but Kunin et al.'s: Min et al.'s toy run with
+    η_w = 2 keeps its measurements, and every claim on it is an illustration naming the
+    rates (never a verdict)."""
+    from dynamics.papers import PAPERS, min
+
+    tr = simulate(min.toy_config(1e-6, **{"integrator.lr_w": 2.0, "integrator.t_end": 30.0,
+                                          "record.frames": 20}))
+    assert any("per-layer rates" in f for f in min.assumption_failures(tr))
+    claims = PAPERS["min"].run_claims(tr)
+    assert claims and all(c.passed is None for c in claims if not c.name.startswith("this run"))
+    assert all("per-layer rates" in c.details for c in claims
+               if not c.name.startswith("this run"))

@@ -64,6 +64,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
 )
@@ -234,6 +235,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the paper's network is ReLU)")
     if not cfg.model.train_output:
         out.append("the output layer is frozen (the paper trains both layers)")
+    out += rate_failures(cfg)
     W0 = traj.W_at(0)
     if W0 is None:
         return [*out, "W(0) was not recorded"]

@@ -53,6 +53,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
 )
@@ -181,6 +182,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append("the output layer is frozen")
     if cfg.init.scheme != "gaussian":
         out.append(f"the start is {cfg.init.scheme}, not Gaussian")
+    out += rate_failures(cfg)
     if cfg.loss.kind != "square":
         out.append(f"the {cfg.loss.kind} loss")
     if traj.loss[-1] > 0.05 * traj.loss[0]:
