@@ -134,11 +134,18 @@ def presets(quick: bool = True) -> dict[str, Config]:
 def riccati(t: np.ndarray, u0: float, s: float, delta: float, lw: float, la: float
             ) -> np.ndarray:
     """(D2): u(t) with du/dt = η_w s² − δ u − η_a u², u(0) = u0."""
+    t = np.asarray(t, float)
     D = math.sqrt(delta * delta + 4.0 * lw * la * s * s)
+    if D == 0.0:  # δ = 0 and β* = 0: du/dt = −η_a u²
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return u0 / (1.0 + la * u0 * t)
     rp, rm = (-delta + D) / (2.0 * la), (-delta - D) / (2.0 * la)
+    if u0 == rm:  # the unstable root: u stays there
+        return np.full_like(t, rm)
     K = (u0 - rp) / (u0 - rm)
-    e = K * np.exp(-D * np.asarray(t, float))
-    return (rp - rm * e) / (1.0 - e)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        e = K * np.exp(-D * t)
+        return (rp - rm * e) / (1.0 - e)
 
 
 def deltas(traj: Trajectory, frame: int) -> np.ndarray:
@@ -195,6 +202,9 @@ def _single_failures(traj: Trajectory) -> list[str]:
         out.append("the data are not whitened (X^T X/n ≠ I)")
     elif any((full_w(traj, f) @ X.T <= 0).any() for f in range(traj.n_frames)):
         out.append("the neuron is not active on every point throughout")
+    a = np.asarray(traj.a, float)[:, 0]
+    if not (np.all(a > 0) or np.all(a < 0)):
+        out.append("a crosses 0: u = ⟨w, β*⟩/a is not defined throughout")
     return out
 
 
@@ -232,9 +242,10 @@ def single_neuron_claim(traj: Trajectory) -> Claim:
     d0 = it.lr_w * a0**2 - it.lr_a * float(W0[0] @ W0[0])
     frames = [f for f in range(traj.n_frames) if traj.W_at(f) is not None]
     t = np.asarray(traj.t, float)[frames]
-    u = np.array([float(full_w(traj, f)[0] @ beta) / float(traj.a[f, 0]) for f in frames])
-    want = riccati(t, u[0], float(np.linalg.norm(beta)), d0, it.lr_w, it.lr_a)
-    err = float(np.max(np.abs(u - want)) / max(np.abs(want).max(), 1e-300))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.array([float(full_w(traj, f)[0] @ beta) / float(traj.a[f, 0]) for f in frames])
+        want = riccati(t, u[0], float(np.linalg.norm(beta)), d0, it.lr_w, it.lr_a)
+        err = float(np.max(np.abs(u - want)) / max(np.abs(want).max(), 1e-300))
     bound = 1e-6 if it.method == "gf" else it.lr
     root = riccati(np.array([1e9]), u[0], float(np.linalg.norm(beta)), d0, it.lr_w, it.lr_a)
     return gate(Claim(

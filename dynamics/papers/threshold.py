@@ -52,6 +52,7 @@ from .base import (
     Tolerances,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
 )
@@ -110,6 +111,14 @@ def ols(traj: Trajectory) -> tuple[np.ndarray, float]:
     return b, float(0.5 * np.mean((X @ b - y) ** 2))
 
 
+def ratio(num: float, den: float) -> float:
+    """num/den for the loss ratios: NaN for 0/0, inf for a positive loss over an OLS loss of 0
+    (n ≤ d: the linear estimator interpolates), never a ZeroDivisionError."""
+    if den == 0.0 or not np.isfinite(den):
+        return float("nan") if num == 0.0 or not np.isfinite(den) else float("inf")
+    return float(num / den)
+
+
 def losses(traj: Trajectory) -> dict[str, float]:
     """Training and test losses of the run's end and of OLS (test: N_TEST fresh points)."""
     b, L_ols = ols(traj)
@@ -135,6 +144,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU")
     if not cfg.model.train_output:
         out.append("the output layer is frozen")
+    out += rate_failures(cfg)
     h0 = network_output(traj, 0, np.asarray(traj.X, float))
     if h0 is not None and np.abs(h0).max() > 0.01 * np.abs(traj.y).max():
         out.append(f"not a small start: max |h(x_i)| = {np.abs(h0).max():.3g} at t = 0")
@@ -160,8 +170,9 @@ def threshold_claim(above: Sequence[Trajectory], below: Sequence[Trajectory],
         for tr in runs:
             lo = losses(tr)
             rows.append({"group": group, "n": len(tr.y), "seed": tr.config.seed,
-                         "train / OLS": lo["train"] / lo["train OLS"],
-                         "test / OLS test": lo["test"] / lo["test OLS"], "test": lo["test"]})
+                         "train / OLS": ratio(lo["train"], lo["train OLS"]),
+                         "test / OLS test": ratio(lo["test"], lo["test OLS"]),
+                         "test": lo["test"]})
     ab = [r for r in rows if r["group"] == "above"]
     be = [r for r in rows if r["group"] == "below"]
     near = all(r["train / OLS"] >= tol["trapped"] and r["test / OLS test"] <= tol["test_near"]
@@ -202,8 +213,8 @@ def claims_for_run(traj: Trajectory) -> list[Claim]:
     lo = losses(traj)
     c = Claim(_name("threshold.no_interpolation", traj),
               "where this run ends: its training and test losses against the linear "
-              "estimator's", f"train/OLS {lo['train'] / lo['train OLS']:.3g}, test/OLS "
-              f"{lo.get('test', np.nan) / lo.get('test OLS', np.nan):.3g}", "—",
+              "estimator's", f"train/OLS {ratio(lo['train'], lo['train OLS']):.3g}, test/OLS "
+              f"{ratio(lo.get('test', np.nan), lo.get('test OLS', np.nan)):.3g}", "—",
               "the claim compares n above and below the threshold", None,
               "A single run: see the study over n.", integrator=run_label(traj.config))
     return [c]
@@ -274,14 +285,19 @@ def measure_study(run: Run, quick: bool = True) -> list[dict[str, Any]]:
         for s in range(3 if quick else 8):
             tr = run(config(n, seed=s).with_updates({"record.frames": 20}))
             lo = losses(tr)
-            out.append({"n": n, "seed": s, "train / OLS": lo["train"] / lo["train OLS"],
-                        "test / OLS test": lo["test"] / lo["test OLS"]})
+            out.append({"n": n, "seed": s, "train / OLS": ratio(lo["train"], lo["train OLS"]),
+                        "test / OLS test": ratio(lo["test"], lo["test OLS"])})
     return out
 
 
 def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config(), loss_and_series(
-        "threshold", "loss / OLS", lambda tr: {"loss / OLS loss": tr.loss / ols(tr)[1]}))
+        "threshold", "loss / OLS", _loss_over_ols))
+
+
+def _loss_over_ols(tr: Trajectory) -> dict[str, np.ndarray]:
+    L_ols = ols(tr)[1]
+    return {"loss / OLS loss": np.array([ratio(float(v), L_ols) for v in tr.loss])}
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -290,7 +306,7 @@ def _ratio(key: str) -> Any:
         if not applies_to(tr.config):
             return float("nan")
         lo = losses(tr)
-        return lo[key] / lo[key + " OLS"]
+        return ratio(lo[key], lo[key + " OLS"])
     return f
 
 

@@ -54,6 +54,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
 )
@@ -111,6 +112,13 @@ def cluster_directions(config: Config) -> np.ndarray:
     return np.array(E) if E else np.zeros((0, 2))
 
 
+def axes(d: int) -> np.ndarray:
+    """XOR's features ±e₁, ±e₂ in R^d (the code's {0, ±π/2, ±π} in the plane of the blobs)."""
+    out = np.zeros((len(AXES), max(d, 2)))
+    out[:, :2] = AXES
+    return out
+
+
 def early_frame(traj: Trajectory, growth: float = TOLERANCES["growth"]) -> int:
     """The first frame whose largest ‖w_j‖ is `growth` × its start (the last frame if none)."""
     nrm = np.asarray(traj.frame_metrics["max_norm"], float)
@@ -141,6 +149,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append("a bias coordinate (the paper's network is bias-free)")
     if not cfg.model.train_output:
         out.append("the output layer is frozen")
+    out += rate_failures(cfg)
     if cfg.loss.kind != "logistic":
         out.append(f"the {cfg.loss.kind} loss, not the logistic (BCE) loss")
     W0 = traj.W_at(0)
@@ -196,7 +205,7 @@ def xor_claim(traj: Trajectory, tol: Tolerances | None = None) -> Claim:
     """[code Fig. 2; derived, (D2)] XOR: at the end of training the features are on the axes
     (the code's metric ≤ 5°)."""
     tol = {**TOLERANCES, **(tol or {})}
-    dev = deviation(traj, traj.n_frames - 1, AXES, tol["q"])
+    dev = deviation(traj, traj.n_frames - 1, axes(np.asarray(traj.X).shape[1]), tol["q"])
     fails = setting_failures(traj)
     alpha = float(traj.config.data.angle_deg)  # type: ignore[union-attr]
     if abs(alpha - 90.0) > 1e-9:
@@ -275,7 +284,7 @@ def angle_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | 
 def report_figure(quick: bool = True) -> ReportFigure:
     def series(tr: Trajectory) -> dict[str, np.ndarray]:
         return {"95th pct angle to the axes (°)": np.array([
-            metrics.axis_deviation(W, AXES) for W in tr.W])}
+            metrics.axis_deviation(W, axes(W.shape[1])) for W in tr.W])}
     return ReportFigure(config(), loss_and_series("tsoy", "angle (°)", series))
 
 
@@ -290,7 +299,7 @@ def _early_dev(tr: Trajectory, _p: Sequence[Phase], _o: object) -> float:
 def _end_axes(tr: Trajectory, _p: Sequence[Phase], _o: object) -> float:
     if not applies_to(tr.config) or tr.W_at(-1) is None:
         return float("nan")
-    return deviation(tr, tr.n_frames - 1, AXES)
+    return deviation(tr, tr.n_frames - 1, axes(np.asarray(tr.X).shape[1]))
 
 
 SUMMARIES = (
