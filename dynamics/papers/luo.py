@@ -450,8 +450,7 @@ EXPERIMENTS = {
 PAPER = Paper(
     key="luo",
     order=65,
-    title="Luo, Xu, Ma & Zhang (JMLR 2021) with Zhou et al. (NeurIPS 2022) — the "
-          "condensation phase diagram",
+    title="Luo et al. (JMLR 2021), Zhou et al. (NeurIPS 2022) — the condensation phase diagram",
     short="Luo et al. 2021",
     text=(
         "f = (1/α) Σ aₖ σ(wₖ·x) with a ~ N(0, β₁²), w ~ N(0, β₂²): the exponents of α, β₁, β₂ "

@@ -253,8 +253,10 @@ def loss_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | N
     s_L = np.asarray(traj.scalars.get("loss", traj.loss), float)
     keep = s_t > 0
     panel = Panel("training loss", Axis("t", "log"), Axis("loss", "log"),
-                  (Line(s_t[keep], np.maximum(s_L[keep], 1e-30), "loss", "ink"),
-                   Rule(L_ols, "y", "least squares (OLS) loss", "theory")))
+                  (Line(s_t[keep], np.maximum(s_L[keep], 1e-30), "network's training loss",
+                        "ink"),
+                   Line(s_t[keep][[0, -1]], np.full(2, max(L_ols, 1e-30)),
+                        "least squares (OLS) training loss", "theory", "dash")))
     return FigureSpec(f"n = {len(traj.y)}: interpolate or stop at the linear estimator",
                       (panel,))
 
@@ -268,7 +270,9 @@ def study_spec(rows: Sequence[dict[str, Any]]) -> FigureSpec:
     pts = [Points(np.array([r["n"] for r in rows], float),
                   np.array([max(r[k], 1e-12) for r in rows], float), f"{k} (seeds)", role,
                   size=6, opacity=0.5) for k, role in roles]
-    panel = Panel("against the linear estimator", Axis("samples n", "log"),
+    panel = Panel("against the linear estimator",
+                  Axis("samples n", "log", tickvals=tuple(float(v) for v in ns),
+                       ticktext=tuple(f"{v:g}" for v in ns)),
                   Axis("ratio to OLS", "log"),
                   (*pts, Line(ns, np.maximum(med["train / OLS"], 1e-12), "train / OLS "
                               "(median)", "positive"),

@@ -261,19 +261,39 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
 
 
 # ----------------------------------------------------------------------------- figures
+def _wrap(deg: np.ndarray, lo: float) -> np.ndarray:
+    """Angles (°) into [lo, lo + 360)."""
+    return lo + np.mod(np.asarray(deg, float) - lo, 360.0)
+
+
+def _cut(dirs: np.ndarray) -> float:
+    """Where to cut the circle of angles: the middle of the widest gap between the extremal
+    directions (−180° without any), so no direction and its neurons sit on both edges."""
+    if not len(dirs):
+        return -180.0
+    v = np.sort(np.mod(np.asarray(dirs, float), 360.0))
+    gaps = np.diff(np.r_[v, v[0] + 360.0])
+    k = int(np.argmax(gaps))
+    return float(v[k] + gaps[k] / 2.0) - 360.0 * (v[k] + gaps[k] / 2.0 >= 180.0)
+
+
 def angle_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | None:
     """Fig. 2's lower panels: each neuron's final angle against its share of ‖θ‖²."""
     if not applies_to(traj.config) or traj.W_at(-1) is None:
         return None
     W = full_w(traj, traj.n_frames - 1)
     share = (W**2).sum(axis=1) / max(float((W**2).sum()), 1e-300)
-    ang = np.degrees(np.arctan2(W[:, 1], W[:, 0]))
     E = cluster_directions(traj.config)
-    rules = tuple(Line(np.array([0.0, float(share.max()) * 1.05]), np.full(2, np.degrees(
-        np.arctan2(e[1], e[0]))), f"extremal direction {k + 1}", "theory", "dash", 1.0,
-        group="dirs" if k else "") for k, e in enumerate(E))
+    dirs = np.degrees(np.arctan2(E[:, 1], E[:, 0])) if len(E) else np.zeros(0)
+    lo = _cut(dirs)  # angles in [lo, lo + 360): no direction near the seam
+    ang = _wrap(np.degrees(np.arctan2(W[:, 1], W[:, 0])), lo)
+    rules = tuple(Line(np.array([0.0, float(share.max()) * 1.05]), np.full(2, v),
+                       "extremal directions of the data", "theory", "dash", 1.0, group="dirs")
+                  for v in _wrap(dirs, lo))
+    ticks = tuple(float(v) for v in np.arange(np.ceil(lo / 45.0) * 45.0, lo + 360.0, 45.0))
     panel = Panel("features at the end", Axis("relative scale ‖w_j‖² / Σ‖w‖²"),
-                  Axis("angle (°)", range=(-185.0, 185.0)),
+                  Axis("angle (°)", range=(lo - 5.0, lo + 365.0), tickvals=ticks,
+                       ticktext=tuple(f"{v:g}°" for v in ticks)),
                   (*rules, Points(share, ang, "neurons", "ink", size=6)))
     return FigureSpec(f"Angle vs relative scale, α = {traj.config.data.angle_deg:g}°",  # type: ignore[union-attr]
                       (panel,), caption="The authors' Fig. 2 view: the neurons that carry "
