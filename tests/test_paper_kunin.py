@@ -34,10 +34,12 @@ def test_riccati_solution_against_scipy():
         np.testing.assert_allclose(kunin.riccati(t, u0, s, d, lw, la), sol.y[0], rtol=1e-8)
 
 
-@pytest.mark.parametrize("integ", [{}, {"method": "gd", "lr": 0.01},
-                                   {"method": "gd", "lr": 0.005}])
-def test_upstream_is_rich_sooner_and_downstream_lazy_on_new_seeds(integ):
-    seeds = NEW_SEEDS if not integ else NEW_SEEDS[:2]
+@pytest.mark.parametrize(("integ", "seeds"), [
+    ({}, NEW_SEEDS[:4]), pytest.param({}, NEW_SEEDS, marks=pytest.mark.slow),
+    ({"method": "gd", "lr": 0.01}, NEW_SEEDS[:2]),
+    pytest.param({"method": "gd", "lr": 0.005}, NEW_SEEDS[:2], marks=pytest.mark.slow)])
+def test_upstream_is_rich_sooner_and_downstream_lazy_on_new_seeds(integ, seeds):
+    """Eight new seeds under gf (four in the fast loop), two under GD at 0.01 and 0.005."""
     for s in seeds:
         runs = [_run(kunin.config(d, seed=s, **integ)) for d in (1.0, 0.0, -1.0)]
         c = kunin.rich_claim(*runs)

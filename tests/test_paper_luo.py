@@ -38,13 +38,16 @@ def _pairs(preset, seeds, **upd):
                                        **upd}))) for s in seeds]
 
 
-@pytest.mark.parametrize("name", ["linear", "condensed"])
-def test_rd_exponent_on_new_seeds(name):
-    c = luo.scaling_claim(_pairs(luo.presets(True)[name], NEW_SEEDS))
+@pytest.mark.parametrize(("name", "seeds"), [
+    ("linear", NEW_SEEDS), ("condensed", NEW_SEEDS[:4]),
+    pytest.param("condensed", NEW_SEEDS, marks=pytest.mark.slow)])
+def test_rd_exponent_on_new_seeds(name, seeds):
+    """Eight new seeds (four of them in the fast loop for the costlier condensed runs)."""
+    c = luo.scaling_claim(_pairs(luo.presets(True)[name], seeds))
     assert c.passed is True, (c.measured, c.expected)
 
 
-@pytest.mark.parametrize("lr", [0.05, 0.025])
+@pytest.mark.parametrize("lr", [0.05, pytest.param(0.025, marks=pytest.mark.slow)])
 def test_rd_exponent_under_gd(lr):
     for name in ("linear", "condensed"):
         pre = luo.presets(True)[name]
@@ -55,7 +58,7 @@ def test_rd_exponent_under_gd(lr):
 
 def test_condensation_on_few_orientations_and_its_failure():
     pre = luo.presets(True)["condensed"]
-    runs = [b for _a, b in _pairs(pre, NEW_SEEDS)]
+    runs = [b for _a, b in _pairs(pre, NEW_SEEDS[:4])]
     assert luo.condensation_claim(runs).passed is True
     # a deliberately wrong run: stopped at t = 60, before the neurons have gathered
     early = _run(pre.with_updates({"integrator.t_end": 60.0, "seed": 100}))

@@ -42,11 +42,12 @@ def test_ols_and_the_mean_field_of_the_teacher():
         assert np.mean(yy * np.maximum(Z @ u, 0)) == pytest.approx(0.5 * beta @ u, abs=4e-3)
 
 
-@pytest.mark.parametrize("lr", [0.05, 0.025])
-def test_no_interpolation_above_the_threshold_on_new_seeds(lr):
-    """Eight new seeds at step 0.05, three at half of it."""
+@pytest.mark.parametrize(("lr", "seeds"), [
+    (0.05, NEW_SEEDS[:4]), pytest.param(0.05, NEW_SEEDS, marks=pytest.mark.slow),
+    pytest.param(0.025, NEW_SEEDS[:3], marks=pytest.mark.slow)])
+def test_no_interpolation_above_the_threshold_on_new_seeds(lr, seeds):
+    """Eight new seeds at step 0.05 (four in the fast loop), three at half of it."""
     upd = {"integrator.lr": lr}
-    seeds = NEW_SEEDS if lr == 0.05 else NEW_SEEDS[:3]
     c = th.threshold_claim(_runs(160, seeds, **upd), _runs(8, seeds, **upd))
     assert c.passed is True, (c.measured, c.table)
 
