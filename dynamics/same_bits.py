@@ -23,6 +23,7 @@ import json
 import os
 import pkgutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def digests() -> dict[str, str]:
     out["simulate gd blas"] = _digest(*simulate(c).to_arrays().values())  # n·d·m ≥ 256
     # the later papers' fields: per-layer rates, the output power, the (τ, δ), Gaussian-power,
     # exp-margin and mirrored starts, their data (gf; gd fused; gd on the BLAS path)
-    ext = [
+    ext: list[tuple[str, dict[str, Any]]] = [
         ("simulate gf rates tau_delta", {
             "data": {"kind": "generated", "generator": "relu_teacher", "n": 12, "d": 3},
             "init": {"scheme": "tau_delta", "scale": 0.1, "imbalance": 0.5, "mirror": True,
