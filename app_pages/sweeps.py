@@ -43,9 +43,10 @@ class SweepsView(View):
     size: Literal["quick", "full"] = Field("quick", alias="size")
 B = state.Binder(KEY, SweepsView)
 FIELDS = ["init.scale", "init.scheme", "init.normalisation", "model.width", "model.gamma",
-          "model.c", "data.angle_deg", "data.p", "data.d", "data.noise", "loss.kind",
-          "loss.reduction", "integrator.t_end", "integrator.lr", "integrator.rtol",
-          "integrator.method", "other…"]
+          "model.c", "model.output_power", "init.imbalance", "init.a_power", "init.w_power",
+          "data.angle_deg", "data.p", "data.n", "data.d", "data.noise", "loss.kind",
+          "loss.reduction", "integrator.t_end", "integrator.lr", "integrator.lr_w",
+          "integrator.lr_a", "integrator.rtol", "integrator.method", "other…"]
 
 
 @dataclass

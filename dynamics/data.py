@@ -17,6 +17,7 @@ from .config import (
     ClustersData,
     Config,
     DigitsData,
+    FunctionData,
     GeneratedData,
     PointsData,
     TeacherData,
@@ -25,6 +26,7 @@ from .config import (
     VectorsData,
     labels_are_pm1,
 )
+from .config.formula import formula_values
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,8 @@ class Dataset:
 
 
 def rng_for(seed: int, stream: int) -> np.random.Generator:
-    """Independent, reproducible streams: 0 = data, 1 = initialisation."""
+    """Independent, reproducible streams: 0 = data, 1 = initialisation, 2 = held-out test
+    points (`held_out`)."""
     return np.random.default_rng(np.random.SeedSequence([int(seed), int(stream)]))
 
 
@@ -104,6 +107,9 @@ def build_dataset(config: Config) -> Dataset:
         X = np.array(data.x, dtype=float)[:, None]
         y = np.array(data.y, dtype=float)
         sw = np.ones(len(y))
+    elif isinstance(data, FunctionData):
+        X, y = function_points(data, rng)
+        sw = np.ones(len(y))
     elif isinstance(data, DigitsData):
         imgs, target = _digits()
         a, b = data.classes
@@ -144,14 +150,79 @@ def build_dataset(config: Config) -> Dataset:
                    classification=cls, directions=directions, meta=meta)
 
 
+def function_points(data: FunctionData, rng: np.random.Generator,
+                    n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(X (n, 1), y) of a 1-D formula: n inputs evenly spaced on [x_min, x_max] (both ends
+    included) or drawn uniformly from the generator, y = formula(x)."""
+    n = data.n if n is None else n
+    if data.spacing == "even":
+        x = np.linspace(data.x_min, data.x_max, n)
+    else:
+        x = np.sort(rng.uniform(data.x_min, data.x_max, n))
+    return x[:, None], np.array(formula_values(data.formula, x.tolist()), dtype=float)
+
+
+def generator_noise(data: GeneratedData) -> float:
+    """The noise std a generator uses (`data.noise`)."""
+    return float(data.noise)
+
+
+def _skew_xor(data: GeneratedData, rng: np.random.Generator
+              ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Four blobs of n/4 points: ±e₁ (label −1) and ±u, u = (cos α, sin α, 0, …) (label +1);
+    the noise (std σ per coordinate) is redrawn where ‖z[:2]‖ ≥ 2√2σ (their truncation)."""
+    n, d = data.n, data.d
+    sigma = generator_noise(data)
+    k = n // 4
+    Z = sigma * rng.standard_normal((k, d))
+    if sigma > 0:
+        radius = 2.0 * np.sqrt(2.0) * sigma
+        for _ in range(1000):  # each row falls outside with probability e^−4 ≈ 2 %
+            bad = np.hypot(Z[:, 0], Z[:, 1]) >= radius
+            if not bad.any():
+                break
+            Z[bad] = sigma * rng.standard_normal((int(bad.sum()), d))
+        r = np.hypot(Z[:, 0], Z[:, 1])  # (never after 1000 redraws) pull the rest inside
+        Z[:, :2] *= np.where(r >= radius, 0.999 * radius / np.maximum(r, 1e-300), 1.0)[:, None]
+    al = np.deg2rad(data.angle_deg)
+    e1 = np.zeros(d)
+    e1[0] = 1.0
+    u = np.zeros(d)
+    u[0], u[1] = np.cos(al), np.sin(al)
+    R = np.eye(d)
+    R[:2, :2] = [[np.cos(al), np.sin(al)], [np.sin(al), -np.cos(al)]]  # the reflection e₁ ↔ u
+    neg = np.vstack([e1 + Z, -(e1 + Z)])
+    X = np.vstack([neg, neg @ R])
+    y = np.r_[-np.ones(2 * k), np.ones(2 * k)]
+    return X, y, {"e₁ (label −1)": e1, "u (label +1)": u}
+
+
 def generate(data: GeneratedData, rng: np.random.Generator
              ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """The points of a named generator (see `config.GeneratedData`): (X, y, named directions).
 
     symmetric_separable: rows 0..n/2−1 are the drawn points, rows n/2.. their mirror images, in
     the same order; the separating direction u is returned as "u (generator)". orthogonal: the
-    rows are orthogonal to machine precision (columns of a QR factor)."""
+    rows are orthogonal to machine precision (columns of a QR factor), or (labels "dana") the
+    axes scaled by U[1, 2]. skew_xor: the two blobs of label −1 first (+e₁, then −e₁), then
+    their reflections (label +1). relu_teacher: the teacher's neurons as "u_k (teacher)".
+    linear_teacher: β* as "β* (teacher)"."""
     n, d = data.n, data.d
+    if data.generator == "skew_xor":
+        return _skew_xor(data, rng)
+    if data.generator == "relu_teacher":
+        X = rng.standard_normal((n, d))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        U = rng.standard_normal((data.teacher_width, d))
+        U /= np.linalg.norm(U, axis=1, keepdims=True)
+        s = rng.choice(np.array([-1.0, 1.0]), size=data.teacher_width)
+        y = np.maximum(X @ U.T, 0.0) @ s
+        return X, y, {f"u_{k + 1} (teacher)": U[k] for k in range(min(3, len(U)))}
+    if data.generator == "linear_teacher":
+        beta = np.full(d, 1.0 / np.sqrt(d))
+        X = rng.standard_normal((n, d))
+        y = X @ beta + generator_noise(data) * rng.standard_normal(n)
+        return X, y, {"β* (teacher)": beta}
     if data.generator == "symmetric_separable":
         u = rng.standard_normal(d)
         u /= np.linalg.norm(u)
@@ -160,6 +231,10 @@ def generate(data: GeneratedData, rng: np.random.Generator
         half = z + (s * data.margin)[:, None] * u
         lab = np.where(half @ u >= 0, 1.0, -1.0)
         return np.vstack([half, -half]), np.r_[lab, -lab], {"u (generator)": u}
+    if data.labels == "dana":  # Dana et al.'s code: x_k = r_k e_k, y_k = ±U[1, 2]
+        X = np.eye(n, d) * rng.uniform(1.0, 2.0, n)[:, None]
+        y = rng.choice(np.array([-1.0, 1.0]), size=n) * rng.uniform(1.0, 2.0, n)
+        return np.ascontiguousarray(X), y, {}
     q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     r = rng.uniform(0.5, 1.5, n)
     X = (q[:, :n] * r).T
@@ -205,3 +280,34 @@ def _teacher(d: int, n: int, scheme: str, rho: float | None, rng: np.random.Gene
             return X, proj, vstar
     # keep going with the last draw, labels still relu(<v*, x>)
     return X, np.maximum(proj, 0.0), vstar
+
+
+def held_out(config: Config, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """n held-out points (X with the bias coordinate when the data has one, y) drawn like the
+    training data from the run's seed on stream 2 (independent of the training draw), for the
+    generators and formulas that define a distribution (relu_teacher, linear_teacher,
+    skew_xor, a 1-D formula on its range); None for data that is a fixed set."""
+    data = config.data
+    rng = rng_for(config.seed, 2)
+    if isinstance(data, GeneratedData) and data.generator in ("relu_teacher",
+                                                              "linear_teacher", "skew_xor"):
+        if data.generator == "relu_teacher":  # the run's teacher: stream 0 replayed
+            r0 = rng_for(config.seed, 0)
+            r0.standard_normal((data.n, data.d))  # the training inputs come first
+            U = r0.standard_normal((data.teacher_width, data.d))
+            U /= np.linalg.norm(U, axis=1, keepdims=True)
+            s = r0.choice(np.array([-1.0, 1.0]), size=data.teacher_width)
+            X = rng.standard_normal((n, data.d))
+            X /= np.linalg.norm(X, axis=1, keepdims=True)
+            y = np.maximum(X @ U.T, 0.0) @ s
+        else:
+            gen = data.model_copy(update={"n": n - n % 4 if data.generator == "skew_xor"
+                                          else n})
+            X, y, _ = generate(gen, rng)
+    elif isinstance(data, FunctionData):
+        X, y = function_points(data.model_copy(update={"spacing": "uniform"}), rng, n)
+    else:
+        return None
+    if data.bias:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    return np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(y, dtype=float)

@@ -104,9 +104,12 @@ def theta_sq(W: np.ndarray, a: np.ndarray) -> float:
     return float((W**2).sum() + (a**2).sum())
 
 
-def balance(W: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """a_j² − ‖w_j‖² per neuron (conserved by gradient flow with a trained output layer)."""
-    return a**2 - (W**2).sum(axis=-1)
+def balance(W: np.ndarray, a: np.ndarray, lr_w: float = 1.0, lr_a: float = 1.0) -> np.ndarray:
+    """η_w a_j² − η_a ‖w_j‖² per neuron, η the per-layer rates: conserved by gradient flow
+    with a trained output layer (Kunin et al.'s δ_j; a_j² − ‖w_j‖² for rates 1)."""
+    if lr_w == 1.0 and lr_a == 1.0:
+        return a**2 - (W**2).sum(axis=-1)
+    return lr_w * a**2 - lr_a * (W**2).sum(axis=-1)
 
 
 def balance_drift(W: np.ndarray, a: np.ndarray, W0: np.ndarray, a0: np.ndarray) -> float:
@@ -149,3 +152,64 @@ def direction_rates(W: np.ndarray, gW: np.ndarray) -> tuple[float, float]:
 def accuracy(h: np.ndarray, y: np.ndarray) -> float:
     """Fraction of points with sign(h_i) = y_i (h_i = 0 counts as wrong)."""
     return float(np.mean(np.sign(h) == y))
+
+
+# ----------------------------------------------------------------------------- regimes
+def tangent_kernel(W: np.ndarray, a: np.ndarray, X: np.ndarray, c: float, gamma: float = 0.0,
+                   lr_w: float = 1.0, lr_a: float = 1.0) -> np.ndarray:
+    """The flow's tangent kernel on the inputs X (n, n): K = Σ_θ η_θ ∂h/∂θ ∂h/∂θᵀ, i.e.
+    K_ik = c² [η_a Σ_j σ(z_ij) σ(z_kj) + η_w ⟨x_i, x_k⟩ Σ_j a_j² σ'(z_ij) σ'(z_kj)],
+    z = X Wᵀ (the NTK of h = c Σ a_j σ(⟨w_j, x⟩) for rates 1; Kunin et al.'s kernel)."""
+    Z = X @ W.T
+    S = np.where(Z > 0.0, Z, gamma * Z)
+    D = np.where(Z > 0.0, 1.0, gamma) * np.abs(a)[None, :]
+    return (c * c) * (lr_a * (S @ S.T) + lr_w * (X @ X.T) * (D @ D.T))
+
+
+def kernel_distance(K0: np.ndarray, K: np.ndarray) -> float:
+    """1 − ⟨K₀, K⟩_F / (‖K₀‖_F ‖K‖_F) (Kunin et al.'s S(0, t); 0: the kernel only rescaled,
+    up to 1: orthogonal); NaN when a kernel is 0."""
+    n0, n1 = float(np.linalg.norm(K0)), float(np.linalg.norm(K))
+    if n0 == 0.0 or n1 == 0.0:
+        return float("nan")
+    return float(1.0 - np.sum(K0 * K) / (n0 * n1))
+
+
+def pattern_change(W0: np.ndarray, W: np.ndarray, X: np.ndarray) -> float:
+    """Fraction of (neuron, point) pairs whose activation 1[⟨w_j, x_i⟩ > 0] differs from
+    t = 0 (Kunin et al.'s activation Hamming distance, divided by m·n)."""
+    return float(np.mean((X @ W0.T > 0.0) != (X @ W.T > 0.0)))
+
+
+def relative_distance(W0: np.ndarray, W: np.ndarray) -> float:
+    """RD = ‖W − W₀‖_F / ‖W₀‖_F, Luo et al.'s order parameter of the input weights (bias
+    coordinate included); NaN when W₀ = 0."""
+    n0 = float(np.linalg.norm(W0))
+    return float(np.linalg.norm(W - W0) / n0) if n0 > 0.0 else float("nan")
+
+
+def axis_angles(W: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """Angle (degrees) of each nonzero neuron w_j to the nearest of the unit vectors `axes`
+    (k, d): arccos max_r ⟨w_j/‖w_j‖, u_r⟩ (give both u and −u for a line)."""
+    nw = np.linalg.norm(W, axis=1)
+    keep = nw > 0.0
+    U = np.asarray(axes, float)
+    U = U / np.linalg.norm(U, axis=1, keepdims=True)
+    cos = (W[keep] / nw[keep, None]) @ U.T
+    return np.degrees(np.arccos(np.clip(cos.max(axis=1), -1.0, 1.0)))
+
+
+def axis_deviation(W: np.ndarray, axes: np.ndarray, q: float = 95.0,
+                   min_share: float = 0.0) -> float:
+    """The q-th percentile of the angles (degrees) of the neurons to their nearest axis
+    (Tsoy & Konstantinov's clustering metric: q = 95 with the axes 0, ±π/2, π), over the
+    neurons whose share ‖w_j‖² / Σ_k ‖w_k‖² is at least `min_share` (0: every nonzero
+    neuron); NaN when none qualifies."""
+    nw2 = (W**2).sum(axis=1)
+    total = float(nw2.sum())
+    if total == 0.0:
+        return float("nan")
+    sel = (nw2 > 0.0) & (nw2 >= min_share * total)
+    if not sel.any():
+        return float("nan")
+    return float(np.percentile(axis_angles(W[sel], axes), q))

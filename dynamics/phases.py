@@ -409,7 +409,7 @@ def kink_states(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> KinkStat
     cfg = traj.config
     X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
     R = 1.0 / len(y) if cfg.loss.reduction == "mean" else 1.0
-    gamma, c = float(cfg.model.gamma), float(cfg.model.c)
+    gamma, c = float(cfg.model.gamma), cfg.model.output_scale
     band = rules.kink_cos
     step = _step_scale(traj)
     cp = traj.cosines.get("x₊ signal")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import metrics
 from .kernels import Problem, forward
 from .trajectory import Trajectory
 
@@ -29,7 +30,7 @@ def network_output(traj: Trajectory, frame: int, X: np.ndarray) -> np.ndarray | 
     cfg = traj.config
     n = X.shape[0]
     p = Problem(X=X, y=np.zeros(n), sw=np.ones(n), gamma=float(cfg.model.gamma),
-                c=float(cfg.model.c), loss=cfg.loss.kind, reduction=cfg.loss.reduction,
+                c=cfg.model.output_scale, loss=cfg.loss.kind, reduction=cfg.loss.reduction,
                 train_output=bool(cfg.model.train_output))
     return forward(p, W, np.asarray(traj.a[frame], float))
 
@@ -45,7 +46,7 @@ def network_outputs(traj: Trajectory, X: np.ndarray) -> tuple[np.ndarray, np.nda
     X = np.asarray(X, dtype=np.float64)
     frames = np.asarray(traj.W_frames, dtype=int) % max(traj.n_frames, 1)
     cfg = traj.config
-    gamma, c = float(cfg.model.gamma), float(cfg.model.c)
+    gamma, c = float(cfg.model.gamma), cfg.model.output_scale
     W = np.asarray(traj.W, dtype=np.float64)
     a = np.asarray(traj.a, dtype=np.float64)[frames]
     m, n = W.shape[1] if W.ndim == 3 else 0, X.shape[0]
@@ -197,3 +198,30 @@ __all__ = ["AlignmentCurves", "FunctionCurves", "alignment_curves", "class_means
            "function_curves", "mean_neuron", "mean_neurons", "network_output",
            "network_outputs",
            "signal_vectors", "stored_frames"]
+
+
+# ----------------------------------------------------------------------------- regimes
+def regime_curves(traj: Trajectory) -> dict[str, np.ndarray]:
+    """Per stored frame (those with a full W): "t", the tangent-kernel distance from t = 0
+    ("kernel_distance", Kunin et al.'s S(0, t)), the fraction of activations changed since
+    t = 0 ("pattern_change") and Luo et al.'s RD = ‖W − W₀‖/‖W₀‖ ("relative_distance")
+    (`dynamics.metrics`; the kernel with the run's output scale, γ and per-layer rates)."""
+    cfg = traj.config
+    frames = [int(f) for f in np.asarray(traj.W_frames, int) % max(traj.n_frames, 1)]
+    out: dict[str, list[float]] = {"t": [], "kernel_distance": [], "pattern_change": [],
+                                   "relative_distance": []}
+    W0 = traj.W_at(0)
+    if W0 is None or not frames:
+        return {k: np.zeros(0) for k in out}
+    X = np.asarray(traj.X, float)
+    c, g = cfg.model.output_scale, float(cfg.model.gamma)
+    lw, la = float(cfg.integrator.lr_w), float(cfg.integrator.lr_a)
+    K0 = metrics.tangent_kernel(W0, np.asarray(traj.a[0], float), X, c, g, lw, la)
+    for f, W in zip(frames, traj.W, strict=False):
+        a = np.asarray(traj.a[f], float)
+        out["t"].append(float(traj.t[f]))
+        out["kernel_distance"].append(metrics.kernel_distance(
+            K0, metrics.tangent_kernel(W, a, X, c, g, lw, la)))
+        out["pattern_change"].append(metrics.pattern_change(W0, W, X))
+        out["relative_distance"].append(metrics.relative_distance(W0, W))
+    return {k: np.asarray(v, float) for k, v in out.items()}

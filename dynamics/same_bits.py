@@ -2,8 +2,10 @@
 runs, and numba's record of whether this process compiled its kernels or loaded them from disk.
 
 ``digests()`` runs gf at widths 2–7 on the three-point data, gd on it, gf through `simulate` on
-the default data and one gd run on the BLAS path, and hashes every array (sha256 of the float64
-bytes, first 24 hex digits). ``cache_counts()`` sums numba's own per-kernel counters
+the default data, one gd run on the BLAS path and three runs with the later papers' fields
+(per-layer rates, the output power, the (τ, δ), Gaussian-power, exp-margin and mirrored
+starts on their data; gf, gd and gd on the BLAS path), and hashes every array (sha256 of the
+float64 bytes, first 24 hex digits). ``cache_counts()`` sums numba's own per-kernel counters
 (``Dispatcher.stats``): a miss is a kernel signature compiled here, a hit one loaded from disk.
 
 ``python -m dynamics.same_bits --write FILE`` runs the kernels' warm-up and the probe and
@@ -21,6 +23,7 @@ import json
 import os
 import pkgutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +36,7 @@ def _digest(*arrays: np.ndarray) -> str:
 
 
 def digests() -> dict[str, str]:
-    """Digests of the probe's runs, by name (19 entries)."""
+    """Digests of the probe's runs, by name (22 entries)."""
     from .config import Config
     from .kernels import GDStepper, GFStepper, Problem
     from .simulate import simulate
@@ -62,6 +65,29 @@ def digests() -> dict[str, str]:
                           "integrator": {"method": "gd", "lr": 0.05, "t_end": 20.0},
                           "record": {"frames": 8, "scalars": 20}})
     out["simulate gd blas"] = _digest(*simulate(c).to_arrays().values())  # n·d·m ≥ 256
+    # the later papers' fields: per-layer rates, the output power, the (τ, δ), Gaussian-power,
+    # exp-margin and mirrored starts, their data (gf; gd fused; gd on the BLAS path)
+    ext: list[tuple[str, dict[str, Any]]] = [
+        ("simulate gf rates tau_delta", {
+            "data": {"kind": "generated", "generator": "relu_teacher", "n": 12, "d": 3},
+            "init": {"scheme": "tau_delta", "scale": 0.1, "imbalance": 0.5, "mirror": True,
+                     "normalisation": "none"},
+            "integrator": {"method": "gf", "t_end": 20.0, "lr_w": 2.0, "lr_a": 0.5}}),
+        ("simulate gd powers function", {
+            "data": {"kind": "function", "n": 10}, "model": {"output_power": 0.5},
+            "init": {"scheme": "gaussian", "scale": 1.0, "a_power": 1.0, "w_power": 0.5,
+                     "normalisation": "none", "mirror": True},
+            "integrator": {"method": "gd", "lr": 0.05, "t_end": 20.0}}),
+        ("simulate gd blas exp_margin", {
+            "data": {"kind": "generated", "generator": "orthogonal", "labels": "dana",
+                     "n": 8, "d": 8}, "model": {"output_power": 1.0},
+            "init": {"scheme": "exp_margin", "scale": 0.2, "normalisation": "none"},
+            "integrator": {"method": "gd", "lr": 0.05, "t_end": 20.0, "lr_a": 2.0}}),
+    ]
+    for name, raw in ext:
+        c = Config.from_dict({"model": {"width": 40}, **raw,
+                              "record": {"frames": 8, "scalars": 20}})
+        out[name] = _digest(*simulate(c).to_arrays().values())
     return out
 
 

@@ -222,7 +222,8 @@ class _FrameTable:
         self.W_frames: list[int] = []
         self.ev: dict[str, list[Any]] = {"t": [], "neuron": [], "point": [], "on": []}
         self.probe = FrameProbe(problem, m, self.plane, np.array(list(self.directions.values())),
-                                metrics.balance(W0, a0), pair_mask, ds.classification)
+                                metrics.balance(W0, a0, problem.lr_w, problem.lr_a), pair_mask,
+                                ds.classification)
 
     def _pattern(self, idx: int) -> np.ndarray:
         return self.active[idx if self.keep_active else idx % 2]
@@ -395,10 +396,13 @@ def _is_cancelled(cancel: CancelToken | Callable[[], bool] | None) -> bool:
 
 
 def build_problem(config: Config, ds: Dataset) -> Problem:
+    """The kernels' problem: the data, γ, the output scale c·m^(−p), the loss and the
+    per-layer rates."""
     return Problem(X=ds.X, y=ds.y, sw=ds.sw, gamma=float(config.model.gamma),
-                   c=float(config.model.c), loss=config.loss.kind,
+                   c=config.model.output_scale, loss=config.loss.kind,
                    reduction=config.loss.reduction,
-                   train_output=bool(config.model.train_output))
+                   train_output=bool(config.model.train_output),
+                   lr_w=float(config.integrator.lr_w), lr_a=float(config.integrator.lr_a))
 
 
 def _next_chunk(evals: int, dt: float) -> int:
@@ -492,7 +496,10 @@ def _report_accuracy(traj: Trajectory) -> None:
     ok = bool(drift <= ACCURACY_SLACK * rtol)
     traj.meta["accuracy"] = {"rtol": rtol, "balance_drift": drift, "within_tolerance": ok}
     if not ok and np.isfinite(drift):
-        traj.message += (f" Achieved accuracy: a_j² − ‖w_j‖², which the flow conserves, "
+        it = cfg.integrator
+        what = ("a_j² − ‖w_j‖²" if it.lr_w == 1.0 and it.lr_a == 1.0
+                else "η_w a_j² − η_a ‖w_j‖²")
+        traj.message += (f" Achieved accuracy: {what}, which the flow conserves, "
                          f"drifted {drift:.1e} (relative) at rtol {rtol:g}; the steps at ReLU "
                          "kinks, not rtol, set it here.")
 

@@ -41,6 +41,7 @@ from .extremal import (  # noqa: F401 - the search lives there; re-exported here
     nearest_extremal,
     plan_search,
 )
+from .init import tau_delta_norms
 
 _TINY = 1e-300
 
@@ -81,10 +82,19 @@ def extremal_for_config(config: Config, ds: Dataset | None = None, **kw: object
 
 # ----------------------------------------------------------------------------- scale maps
 def entry_std(config: Config, d: int) -> float:
-    """Per-entry std σ₀ of the first layer at t = 0 (see init.py)."""
+    """Per-entry std of the first layer at t = 0 (see init.py): σ₀, times m^(−w_power) for a
+    Gaussian start with a width power (Luo et al.'s β₂), or ‖w‖/√d of Kunin et al.'s (τ, δ)
+    start (|a|‖w‖ = τ², η_w a² − η_a ‖w‖² = δ)."""
     m, s = config.model.width, config.init.scale
-    return {"none": s, "sqrt_m": s / np.sqrt(m), "sqrt_dm": s / np.sqrt(d * m)}[
+    std = {"none": s, "sqrt_m": s / np.sqrt(m), "sqrt_dm": s / np.sqrt(d * m)}[
         config.init.normalisation]
+    ic = config.init
+    if ic.scheme == "gaussian" and ic.w_power != 0.0:
+        return float(std * float(m) ** (-ic.w_power))
+    if ic.scheme == "tau_delta":
+        it = config.integrator
+        return tau_delta_norms(float(std), ic.imbalance, it.lr_w, it.lr_a)[1] / np.sqrt(d)
+    return std
 
 
 def time_per_sum_unit(config: Config, n: int) -> float:
@@ -94,7 +104,7 @@ def time_per_sum_unit(config: Config, n: int) -> float:
     θ' = √c θ turns our flow into the c = 1 flow in time c·t (and the init scale into √c ε).
     So t_ours = t_sum / (R c)."""
     R = 1.0 / n if config.loss.reduction == "mean" else 1.0
-    return 1.0 / (R * config.model.c)
+    return 1.0 / (R * config.model.output_scale)
 
 
 # ----------------------------------------------------------------------------- Min et al.
@@ -141,7 +151,7 @@ def min_alignment_bound(config: Config, ds: Dataset | None = None,
     ds = build_dataset(config) if ds is None else ds
     n, D = ds.X.shape
     h = config.model.width
-    c = config.model.c
+    c = config.model.output_scale
     eps = entry_std(config, D) * np.sqrt(D) * np.sqrt(c)
     x_max = float(np.linalg.norm(ds.X, axis=1).max())
     if W0 is not None:
@@ -175,7 +185,7 @@ def chistikov_alignment_time(config: Config, ds: Dataset | None = None) -> float
     loss with mean and c = 1; in general t_ours = t_theirs/(n R c), and λ becomes √c λ."""
     ds = build_dataset(config) if ds is None else ds
     n, d = ds.X.shape
-    lam = chistikov_lambda(config, d) * np.sqrt(config.model.c)
+    lam = chistikov_lambda(config, d) * np.sqrt(config.model.output_scale)
     g = np.linalg.norm(gamma_n(ds.X, ds.y))
     t_theirs = float(np.log(1.0 / lam) / g)
     return t_theirs * time_per_sum_unit(config, n) / n
@@ -220,7 +230,7 @@ def boursier_time_factor(config: Config, n: int) -> float:
     Ours is L = k L_B with k = 1/2 (mean) or n/2 (sum), times c² in the output scale... we use
     c = 1 here: dθ/dt = −k ∇L_B, so t_ours = t_B / k: 2 (mean) or 2/n (sum)."""
     k = 0.5 if config.loss.reduction == "mean" else 0.5 * n
-    return 1.0 / (k * config.model.c)
+    return 1.0 / (k * config.model.output_scale)
 
 
 def polar_angle_deg(v: np.ndarray) -> float:

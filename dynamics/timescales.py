@@ -113,7 +113,8 @@ def growth_rate(config: Config, ds: Dataset, budget: float = AUTO_BUDGET) -> flo
     if len(U):
         vals.append(float(np.max(np.abs(G_value(np.vstack([U, -U]), X, b, gamma)))))
     g = max(vals, default=0.0)
-    return float(config.model.c) * max(g, 0.0)
+    it = config.integrator  # per-layer rates: a balanced neuron grows at √(η_w η_a) × the rate
+    return config.model.output_scale * max(g, 0.0) * math.sqrt(it.lr_w * it.lr_a)
 
 
 CACHE_ENTRIES = 256  # auto ranges remembered (each a few numbers), least recently used out
@@ -148,7 +149,7 @@ def _auto_time(config: Config, ds: Dataset | None) -> AutoTime:
     w0 = max(w0, 1e-300)
     y_bar = float(np.mean(np.abs(ds.y))) or 1.0
     m_bar = max(1.0, m / 2.0)
-    w_star = math.sqrt(y_bar / (float(config.model.c) * m_bar))
+    w_star = math.sqrt(y_bar / (config.model.output_scale * m_bar))
     t_align = max(math.log(max(w_star / w0, 1.0)), 1.0) / r
     t_fit = t_align + FIT_UNITS.get(config.loss.kind, 20.0) / r
     t_end = min(max(nice_ceil(MARGIN * t_fit), T_MIN), T_MAX)

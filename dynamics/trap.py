@@ -47,7 +47,8 @@ Verdict = Literal["trap", "escape", "unsure"]
 
 @dataclass(frozen=True)
 class TrapPrediction:
-    """verdict (None: the trap does not apply — another loss or not 2-D), why (one line),
+    """verdict (None: the trap does not apply — another loss, not 2-D, per-layer rates or a
+    start the race is not computed for), why (one line),
     t_cone and t_align (time units of the dynamics; NaN when not computed)."""
 
     verdict: Verdict | None
@@ -150,21 +151,44 @@ def _cone_time(X: np.ndarray, b: np.ndarray, c: float) -> float:
     return max(_journey(arcs, k, th, c) for k, th in starts)
 
 
+def settings_block(config: Config) -> str | None:
+    """Why the race is not computed for these settings whatever the data (None: it is): per-layer
+    rates (the direction's speed is η_w c |a_j|/‖w_j‖ G', not c G'), or a start other than the
+    balanced, output-dominated, Gaussian or frozen-output ones (Dana et al.'s exp-margin and
+    Kunin et al.'s (τ, δ) starts carry an O(1) or tuned output layer)."""
+    it = config.integrator
+    if it.lr_w != 1.0 or it.lr_a != 1.0:
+        return (f"per-layer rates η_w = {it.lr_w:g}, η_a = {it.lr_a:g}: the race is computed for "
+                "the plain gradient flow")
+    if config.init.scheme not in ("balanced", "dominated", "gaussian", "fixed_output"):
+        return (f"a {config.init.scheme} start: the race is computed for the balanced or "
+                "output-dominated small start")
+    return None
+
+
+def start_ok(config: Config) -> bool:
+    """The start the race is computed for: balanced or output-dominated (|a_j| ≥ ‖w_j‖)."""
+    return config.init.scheme in ("balanced", "dominated")
+
+
 def predict(config: Config, ds: Dataset | None = None) -> TrapPrediction:
     """The verdict of the module docstring for the config's data and settings."""
     ds = build_dataset(config) if ds is None else ds
     X, y, sw = np.asarray(ds.X, float), np.asarray(ds.y, float), np.asarray(ds.sw, float)
     if config.loss.kind != "square" or X.ndim != 2 or X.shape[1] != 2:
         return TrapPrediction(None, "the trap is a square-loss effect of inputs in the plane")
+    blocked = settings_block(config)
+    if blocked:
+        return TrapPrediction(None, blocked)
     gamma = float(config.model.gamma)
     if gamma != 0:
         return TrapPrediction("escape", f"leaky ReLU (γ = {gamma:g}): every neuron keeps a slope "
                               "on every point, so none is frozen out of the fit")
-    if config.init.scheme not in ("balanced", "dominated"):
+    if not start_ok(config):
         return TrapPrediction("escape", f"a {config.init.scheme} start: neurons with |a_j| < "
                               "‖w_j‖ keep a norm that can grow at the least-squares line")
     R = 1.0 / len(y) if config.loss.reduction == "mean" else 1.0
-    c = float(config.model.c)
+    c = config.model.output_scale  # c·m^(−p): the factor in front of the sum
     b = R * sw * y
     ex = _exact_2d(X, b, 0.0)
     maxima = [e for e in ex if e.kind == "max" and e.value > 0]
@@ -209,4 +233,4 @@ def predict(config: Config, ds: Dataset | None = None) -> TrapPrediction:
     return TrapPrediction("unsure", f"a close race: {timing}; the run decides", t_cone, t_align)
 
 
-__all__ = ["RACE_MARGIN", "TRAP_TOL", "TrapPrediction", "predict"]
+__all__ = ["RACE_MARGIN", "TRAP_TOL", "TrapPrediction", "predict", "settings_block", "start_ok"]

@@ -66,14 +66,27 @@ def data_sections(draw):
                 "points": draw(st.lists(st.lists(fin, min_size=d, max_size=d), min_size=n,
                                         max_size=n)),
                 "labels": draw(st.lists(pm1, min_size=n, max_size=n))}
+    if kind == "function":
+        lo = draw(st.floats(-10, 10))
+        return {"kind": kind, "bias": bias, "n": draw(st.integers(1, 50)),
+                "formula": draw(st.sampled_from(["x", "relu(x) - 0.5*relu(-x)",
+                                                 "sin(3*x) + 0.5*sin(6*x)", "x**2", "2"])),
+                "x_min": lo, "x_max": lo + draw(st.floats(0.01, 10)),
+                "spacing": draw(st.sampled_from(["even", "uniform"]))}
     if kind == "generated":
-        gen = draw(st.sampled_from(["symmetric_separable", "orthogonal"]))
+        gen = draw(st.sampled_from(["symmetric_separable", "orthogonal", "skew_xor",
+                                    "relu_teacher", "linear_teacher"]))
         d = draw(st.integers(1, 8))
         n = 2 * draw(st.integers(1, 6)) if gen == "symmetric_separable" else \
+            4 * draw(st.integers(1, 6)) if gen == "skew_xor" else \
             draw(st.integers(2, max(d, 2)))
-        return {"kind": kind, "bias": bias, "generator": gen, "n": n, "d": max(d, 1 if
-                gen == "symmetric_separable" else n), "margin": draw(st.floats(0, 2)),
-                "labels": draw(st.sampled_from(["sign", "real"]))}
+        return {"kind": kind, "bias": bias, "generator": gen, "n": n, "d": max(
+                    d, n if gen == "orthogonal" else 2 if gen == "skew_xor" else 1),
+                "margin": draw(st.floats(0, 2)),
+                "labels": draw(st.sampled_from(["sign", "real", "dana"])),
+                "angle_deg": draw(st.floats(0.01, 179.9)),
+                "noise": draw(st.floats(0, 2)),
+                "teacher_width": draw(st.integers(1, 20))}
     n, d = draw(st.integers(1, 5)), draw(st.integers(1, 4))
     return {"kind": kind, "bias": bias,
             "X": draw(st.lists(st.lists(fin, min_size=d, max_size=d), min_size=n, max_size=n)),
@@ -83,23 +96,28 @@ def data_sections(draw):
 @st.composite
 def configs(draw) -> Config:
     data = draw(data_sections())
-    scheme = draw(st.sampled_from(["balanced", "gaussian", "dominated", "fixed_output"]))
+    scheme = draw(st.sampled_from(["balanced", "gaussian", "dominated", "fixed_output",
+                                   "exp_margin", "tau_delta"]))
     loss = draw(st.sampled_from(["square", "logistic", "exponential"]))
     method = draw(st.sampled_from(["gd", "gf"]))
     t_end = draw(st.floats(0.01, 1e3))
     d = {
         "data": data,
-        "model": {"width": draw(st.integers(1, 500)), "gamma": draw(st.floats(0, 1)),
-                  "c": draw(pos), "train_output": scheme != "fixed_output" and draw(st.booleans())},
+        "model": {"width": 2 * draw(st.integers(1, 250)), "gamma": draw(st.floats(0, 1)),
+                  "c": draw(pos), "train_output": scheme != "fixed_output" and draw(st.booleans()),
+                  "output_power": draw(st.floats(0, 3))},
         "loss": {"kind": loss, "reduction": draw(st.sampled_from(["mean", "sum"]))},
         "init": {"scheme": scheme, "scale": draw(st.floats(1e-12, 10)),
                  "normalisation": draw(st.sampled_from(["none", "sqrt_m", "sqrt_dm"])),
                  "output_value": draw(pos), "output_norm": draw(st.sampled_from(
-                     ["none", "sqrt_m", "m"]))},
+                     ["none", "sqrt_m", "m"])), "imbalance": draw(st.floats(-10, 10)),
+                 "a_power": draw(st.floats(-2, 4)), "w_power": draw(st.floats(-2, 4)),
+                 "mirror": draw(st.booleans())},
         "integrator": {"method": method, "t_end": t_end,
                        "lr": max(draw(st.floats(1e-3, 1.0)), t_end / 1e6),
                        "rtol": draw(st.floats(1e-10, 1e-2)),
                        "atol": draw(st.one_of(st.none(), st.floats(1e-15, 1e-3))),
+                       "lr_w": draw(st.floats(0.01, 100)), "lr_a": draw(st.floats(0.01, 100)),
                        "max_steps": 2_000_000},
         "record": {"frames": draw(st.integers(2, 300)),
                    "spacing": draw(st.sampled_from(["log", "linear"])),

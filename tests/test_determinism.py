@@ -14,6 +14,7 @@ the last bits.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -66,27 +67,29 @@ def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) ->
     warm = run_probe(cache, tmp_path / "warm.json")  # loads every kernel from that cache
     assert warm["misses"] == 0 and warm["hits"] > 0, \
         f"the warm process compiled {warm['misses']} kernel signatures instead of loading"
-    assert len(warm["digests"]) == 6 + 6 + 6 + 1
+    assert len(warm["digests"]) == 6 + 6 + 6 + 1 + 3
     assert cold["digests"] == warm["digests"]
     # this process's kernels: compiled here or loaded from the suite's cache
     assert digests() == cold["digests"]
 
 
 def test_split_bits_are_the_same_with_1_2_and_3_threads() -> None:
-    """A multi-block GD step: the block count comes from (n, d, m); threads only run them."""
+    """A multi-block GD step: the block count comes from (n, d, m); threads only run them (with
+    per-layer rates too: the reduction scales each layer's sum)."""
     n, d, m = 1200, 40, 120  # n·d·m = 5.76e6: 1 block by size; force 6 as a large run has
     p, W, a = random_problem(n, d, m, "square", "mean", 0.1, True, seed=2, c=1.0)
     W, a = W / np.sqrt(d), a / np.sqrt(m)
     grid = np.linspace(0.0, 1.0, 11)
-    runs = []
-    for threads in (1, 2, 3):
-        gd = GDStepper(p, W, a, 0.02, path="blas", blocks=6, threads=threads)
-        assert (gd.blocks, gd.threads) == (6, threads)
-        res = gd.advance(1.0, 10**6, grid)
-        runs.append((gd.W.copy(), gd.a.copy(), res.samples.loss))
-    for r in runs[1:]:
-        for x, y in zip(r, runs[0], strict=True):
-            assert np.array_equal(x, y)
+    for prob in (p, dataclasses.replace(p, lr_w=2.0, lr_a=0.5)):
+        runs = []
+        for threads in (1, 2, 3):
+            gd = GDStepper(prob, W, a, 0.02, path="blas", blocks=6, threads=threads)
+            assert (gd.blocks, gd.threads) == (6, threads)
+            res = gd.advance(1.0, 10**6, grid)
+            runs.append((gd.W.copy(), gd.a.copy(), res.samples.loss))
+        for r in runs[1:]:
+            for x, y in zip(r, runs[0], strict=True):
+                assert np.array_equal(x, y)
     auto = GDStepper(p, W, a, 0.02, path="blas")
     assert auto.blocks == blocks_for(n, d, m) == 1
 

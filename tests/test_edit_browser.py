@@ -81,11 +81,17 @@ def test_the_browsers_theory_agrees_with_the_library(page) -> None:
                      and np.allclose(e.vector, g["u"], atol=1e-9)]
             assert match and abs(match[0].value - g["value"]) <= 1e-9 * max(1, abs(g["value"]))
     # the predicted alignment end and the trap's verdict, from a figure's description
-    for x in ([-0.75, -0.5, 0.125], [-0.75, 0.3, 0.125], [-1.417, 0.114, 0.761],
-              *[sorted(np.round(rng.uniform(-1.5, 1.5, 3), 3).tolist()) for _ in range(6)]):
+    # (the last three with the output power and per-layer rates: c·m^(−p) and √(η_w η_a) in
+    # the rate, no verdict under rates)
+    extra = [{}] * 9 + [{"model.output_power": 0.5}, {"integrator.lr_w": 2.0},
+                        {"model.output_power": 1.0, "integrator.lr_a": 0.5}]
+    for x, upd in zip([[-0.75, -0.5, 0.125], [-0.75, 0.3, 0.125], [-1.417, 0.114, 0.761],
+                       *[sorted(np.round(rng.uniform(-1.5, 1.5, 3), 3).tolist())
+                         for _ in range(6)], [-0.75, -0.5, 0.125], [-0.75, -0.5, 0.125],
+                       [-1.417, 0.114, 0.761]], extra, strict=True):
         raw = boursier.config("balanced", 0, 600.0, 40).to_dict()
         raw["data"]["x"] = x
-        cfg = Config.from_dict(raw)
+        cfg = Config.from_dict(raw).with_updates(upd) if upd else Config.from_dict(raw)
         ed = _ed(cfg)
         js = page.evaluate("""(ed) => {
             const T = EAEPlayer.theory2d, b = T.weights(ed, ed.y, ed.sw);

@@ -289,3 +289,34 @@ def test_nothing_is_speculated_while_another_session_is_active(monkeypatch):
     assert built == [(0.0, 0.001)]  # the figure on screen only
     monkeypatch.setattr(prefetch, "BUSY_WINDOW_S", 0.0)  # that visitor has gone quiet
     assert not prefetch.shared()
+
+
+NEW_ROWS = ("model.output_power", "init.imbalance", "init.a_power", "init.w_power",
+            "init.mirror", "integrator.lr_w", "integrator.lr_a", "data.formula",
+            "data.angle_deg", "data.teacher_width", "data.noise")
+
+
+def _keys(at: AppTest) -> set[str]:
+    kinds = ("number_input", "selectbox", "select_slider", "toggle", "checkbox", "text_input",
+             "radio")
+    return {str(w.key).removeprefix("eae.") for k in kinds for w in getattr(at, k)}
+
+
+def test_the_later_papers_rows_show_only_where_they_apply(default_app):
+    """No new row for a newcomer's default run; a paper's link shows the rows of its own
+    extension, with their help, and no others (Kunin et al.'s (τ, δ) start with per-layer
+    rates; Luo et al.'s Gaussian powers on a 1-D formula)."""
+    from dynamics.papers import kunin, luo
+    from ui.lesson import ExplorerView
+    from ui.state import explorer_binder
+
+    assert not _keys(default_app) & set(NEW_ROWS)
+    for cfg, want in ((kunin.presets(True)["single_neuron"],
+                       {"init.imbalance", "init.mirror", "integrator.lr_w", "integrator.lr_a"}),
+                      (luo.presets(True)["condensed"],
+                       {"init.a_power", "init.w_power", "init.mirror", "data.formula"})):
+        at = _app(explorer_binder().query(ExplorerView(), {"run": cfg}))
+        assert not at.error
+        assert _keys(at) & set(NEW_ROWS) == want, cfg.init.scheme
+        assert at.number_input(key=_key("init.imbalance" if "init.imbalance" in want
+                                        else "init.a_power")).help

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from devtools.apptest import player_spec, players, switch_to_page
 from dynamics.papers import PAPERS, Section, StudySection
-from dynamics.simulate import simulate
+from ui.runner import get_service
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -86,7 +86,7 @@ def test_papers_sections_render(paper):
     p = PAPERS[paper]
     preset = next(iter(p.presets(True).values()))
     assert titles and f"width m = {preset.model.width}" in titles[0]
-    traj = simulate(preset)
+    traj = get_service().run(preset)  # the page's own run (the process's service cache)
     for sec in p.sections:
         if isinstance(sec, Section) and sec.figure is not None:
             spec = sec.figure(traj, None)

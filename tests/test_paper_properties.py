@@ -28,7 +28,20 @@ from hypothesis import strategies as st
 
 from dynamics.analysis import analyse
 from dynamics.config import Config, ConfigError
-from dynamics.papers import PAPERS, bpf, chistikov, lyu, min, solvers, wang_ma
+from dynamics.papers import (
+    PAPERS,
+    bpf,
+    chistikov,
+    dana,
+    kunin,
+    luo,
+    lyu,
+    min,
+    solvers,
+    threshold,
+    tsoy,
+    wang_ma,
+)
 from dynamics.simulate import simulate
 from dynamics.trajectory import Trajectory
 
@@ -47,6 +60,9 @@ SETTING: dict[str, Callable[[Trajectory], list[str]]] = {
     "lyu": lyu.setting_failures, "bpf": bpf.setting_failures,
     "wang_ma": wang_ma.setting_failures, "min": min.assumption_failures,
     "chistikov": chistikov.assumption_failures,
+    "dana": dana.setting_failures, "kunin": kunin.setting_failures,
+    "tsoy": tsoy.setting_failures, "luo": luo.setting_failures,
+    "threshold": threshold.setting_failures,
 }
 DATA_CHECK: dict[str, Callable[[Trajectory], list[str]]] = {
     "lyu": lambda tr: lyu.data_failures(np.asarray(tr.X, float), np.asarray(tr.y, float)),
@@ -172,6 +188,62 @@ def other_configs(draw: Any) -> Config:
                   method=draw(common["method"]), seed=draw(common["seed"]))
 
 
+@st.composite
+def extension_configs(draw: Any) -> Config:
+    """The data and starts of the five later papers: orthogonal inputs (Dana et al.'s labels
+    or not, sometimes tilted), skew-XOR blobs, a ReLU or a noisy linear teacher, 1-D formula
+    targets; exp-margin, (τ, δ), Gaussian-power and mirrored starts, the output power and
+    per-layer rates — each paper's kind, and each paper's start on the others' data."""
+    gen = draw(st.sampled_from(["orthogonal", "skew_xor", "relu_teacher", "linear_teacher",
+                                "function"]))
+    d = draw(st.integers(2, 5))
+    n = draw(st.integers(2, 12))
+    if gen == "function":
+        data: dict[str, Any] = {"kind": "function", "n": n, "formula": draw(st.sampled_from(
+            ["x", "relu(x) - 0.5*relu(-x)", "sin(3*x)", "0*x"]))}
+    else:
+        data = {"kind": "generated", "generator": gen, "n": n if gen != "orthogonal"
+                else max(2, d - n % d), "d": d}
+        if gen == "orthogonal":
+            data["labels"] = draw(st.sampled_from(["dana", "real", "sign"]))
+        if gen == "skew_xor":
+            data |= {"angle_deg": draw(st.sampled_from([30.0, 60.0, 90.0])),
+                     "noise": draw(st.sampled_from([0.0, 0.07]))}
+        if gen == "linear_teacher":
+            data["noise"] = draw(st.sampled_from([0.0, 0.5]))
+        if gen == "relu_teacher":
+            data["teacher_width"] = draw(st.integers(1, 3))
+    scheme = draw(st.sampled_from(["exp_margin", "tau_delta", "gaussian", "balanced"]))
+    init: dict[str, Any] = {"scheme": scheme, "scale": draw(common["scale"]),
+                            "normalisation": "none"}
+    if scheme == "exp_margin":
+        init["output_value"] = draw(st.sampled_from([1e-6, 1.0]))
+    if scheme == "tau_delta":
+        init["imbalance"] = draw(st.sampled_from([-1.0, 0.0, 1.0]))
+    if scheme == "gaussian":
+        init |= {"a_power": draw(st.sampled_from([0.0, 1.0])),
+                 "w_power": draw(st.sampled_from([0.0, 0.5]))}
+    width = draw(common["width"])
+    if draw(st.booleans()):
+        init["mirror"] = True
+        width = 2 * ((width + 1) // 2)
+    labels_pm = gen == "skew_xor" or data.get("labels") == "sign"
+    loss = draw(st.sampled_from(["square", "logistic"] if labels_pm else ["square"]))
+    try:
+        cfg = _config(data, init, loss, draw(st.sampled_from([0.0, 0.0, 0.2])), width,
+                      draw(common["method"]), True, draw(common["seed"]))
+        extra: dict[str, Any] = {}
+        if draw(st.booleans()):
+            extra["model.output_power"] = draw(st.sampled_from([0.5, 1.0]))
+        if draw(st.booleans()):
+            extra |= {"integrator.lr_w": draw(st.sampled_from([1.0, 2.0])),
+                      "integrator.lr_a": draw(st.sampled_from([0.5, 1.0]))}
+        return cfg.with_updates(extra) if extra else cfg
+    except ConfigError:
+        assume(False)
+        raise  # unreachable: assume(False) raises
+
+
 def check_every_paper(cfg: Config) -> None:
     """The contract of the module docstring, for every paper, on one config."""
     tr = simulate(cfg)
@@ -228,10 +300,18 @@ def test_other_kinds_never_raise_and_never_fail_outside_the_setting(cfg):
     check_every_paper(cfg)
 
 
+@pytest.mark.timeout(300)
+@_settings(_FAST)
+@given(extension_configs())
+def test_extension_kinds_never_raise_and_never_fail_outside_the_setting(cfg):
+    check_every_paper(cfg)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @_settings(_SLOW)
-@given(st.one_of(lyu_configs(), bpf_configs(), wang_ma_configs(), other_configs()))
+@given(st.one_of(lyu_configs(), bpf_configs(), wang_ma_configs(), other_configs(),
+                 extension_configs()))
 def test_every_kind_longer_hunt(cfg):
     check_every_paper(cfg)
 

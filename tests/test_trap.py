@@ -108,3 +108,20 @@ def test_the_race_is_computed_exactly_on_one_arc() -> None:
         th += dt * c * (-vn * np.sin(th - thv))
         t += dt
     assert abs(t - closed) <= 2e-4 * closed
+
+
+def test_the_new_model_fields_scale_the_race_or_leave_it_undecided() -> None:
+    """The output power enters through c·m^(−p): the race's times scale by 1/(c·m^(−p)), the
+    verdict stays; per-layer rates and the exp-margin or (τ, δ) starts are not what the race is
+    computed for: no verdict (None), naming why."""
+    base = _config([-0.75, -0.5, 0.125])
+    p0 = trap.predict(base)
+    m = base.model.width
+    p1 = trap.predict(base.with_updates({"model.output_power": 0.5}))
+    assert p1.verdict == p0.verdict and p0.verdict is not None
+    assert p1.t_cone == pytest.approx(p0.t_cone * m**0.5, rel=1e-12)
+    rates = trap.predict(base.with_updates({"integrator.lr_w": 2.0}))
+    assert rates.verdict is None and "per-layer rates" in rates.why
+    for scheme in ("exp_margin", "tau_delta"):
+        q = trap.predict(base.with_updates({"init.scheme": scheme}))
+        assert q.verdict is None and scheme in q.why

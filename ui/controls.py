@@ -172,7 +172,8 @@ class _Panel:
         if make is None:
             assert row is not None, f"no settings row for {path}"
             make = {"select": st.selectbox, "radio": st.radio, "slider": st.select_slider,
-                    "checkbox": st.checkbox, "toggle": st.toggle}[row.widget]
+                    "checkbox": st.checkbox, "toggle": st.toggle,
+                    "text": st.text_input}[row.widget]
         got = make(label or (row.label if row else path), **{**args, **kw})
         self.values[path] = from_widget(got)
         self.slot(path)
@@ -304,6 +305,16 @@ def _data_controls(p: _Panel) -> None:
     elif kind == "three_point":
         _table_of(p, kind, ("x", "y"), d, "Univariate inputs x (a bias coordinate 1 is "
                   "appended) and targets y.")
+    elif kind == "function":
+        p.widget("data.formula")
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            p.number("data.n")
+        with c2:
+            p.number("data.x_min")
+        with c3:
+            p.number("data.x_max")
+        p.widget("data.spacing")
     elif kind == "digits":
         c1, c2 = st.columns(2)
         with c1:
@@ -324,15 +335,23 @@ def _data_controls(p: _Panel) -> None:
         p.slot("data.points")
         p.slot("data.labels")
     elif kind == "generated":
-        p.widget("data.generator")
+        gen = p.widget("data.generator")
         c1, c2, c3 = st.columns(3)
         with c1:
             p.number("data.n")
         with c2:
             p.number("data.d")
-        with c3:
-            p.number("data.margin")
-        p.widget("data.labels")
+        with c3:  # each generator's own parameter
+            if gen == "symmetric_separable":
+                p.number("data.margin")
+            elif gen == "skew_xor":
+                p.number("data.angle_deg")
+            elif gen == "relu_teacher":
+                p.number("data.teacher_width")
+        if gen in ("skew_xor", "linear_teacher"):
+            p.number("data.noise")
+        if gen == "orthogonal":
+            p.widget("data.labels")
     else:
         _upload_controls(p, d)
     p.widget("data.bias")
@@ -407,6 +426,8 @@ def _model_controls(p: _Panel) -> None:
         p.widget("model.train_output")
     with c2:
         p.number("model.c")
+    if p.base["model"].get("output_power", 0.0):  # a paper's scaling (shown once it is set)
+        p.number("model.output_power")
 
 
 def _init_controls(p: _Panel) -> None:
@@ -422,6 +443,18 @@ def _init_controls(p: _Panel) -> None:
             p.number("init.output_value")
         with c2:
             p.widget("init.output_norm")
+    elif scheme == "exp_margin":
+        p.number("init.output_value")
+    elif scheme == "tau_delta":
+        p.number("init.imbalance")
+    elif scheme == "gaussian":
+        c1, c2 = st.columns(2)
+        with c1:
+            p.number("init.a_power")
+        with c2:
+            p.number("init.w_power")
+    if scheme in ("tau_delta", "gaussian") or p.base["init"].get("mirror"):
+        p.widget("init.mirror")
 
 
 def _training_controls(p: _Panel) -> None:
@@ -442,6 +475,13 @@ def _training_controls(p: _Panel) -> None:
         else:
             rtol = float(p.base["integrator"]["rtol"])
             p.widget("integrator.rtol", options=_with_choice(RTOL_CHOICES, rtol))
+    it = p.base["integrator"]
+    if it.get("lr_w", 1.0) != 1.0 or it.get("lr_a", 1.0) != 1.0:  # per-layer rates, once set
+        c1, c2 = st.columns(2)
+        with c1:
+            p.number("integrator.lr_w")
+        with c2:
+            p.number("integrator.lr_a")
     c1, c2 = st.columns(2)
     with c1:
         p.number("record.frames")

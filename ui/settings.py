@@ -30,7 +30,7 @@ from dynamics.limits import Limits, get_limits
 from .rules import Rule, shown
 
 Widget = Literal["number", "select", "slider", "radio", "checkbox", "toggle", "column", "file",
-                 "none"]
+                 "text", "none"]
 SERVER = "on this server"
 MISSING: Any = object()
 
@@ -294,6 +294,7 @@ DATA_LABELS = {
     "two_signals": "two signals x₊, x₋ (Wang & Ma)",
     "teacher": "teacher neuron (Chistikov et al.)",
     "three_point": "three points in 1-D (Boursier)",
+    "function": "1-D target from a formula",
     "digits": "two digit classes (Min et al.)",
     "vectors": "points of any dimension",
     "generated": "generated points, any dimension",
@@ -328,13 +329,25 @@ _ROWS: tuple[Setting, ...] = (
             "(square loss).", "column", kinds=("points", "clusters", "vectors", "generated"),
             cell=_CELL["labels"],
             by_kind={"generated": {"label": "labels", "widget": "select", "cell": None,
-                                   "help": "sign: labels ±1 (classification); real: sizes "
-                                   "in [0.2, 1] with alternating signs (regression)."},
+                                   "help": "orthogonal data: sign ±1; real: sizes in [0.2, 1], "
+                                   "alternating signs; dana: axes × U[1, 2], labels ±U[1, 2] "
+                                   "(Dana et al.)."},
                      "vectors": {"widget": "none"}}),
     Setting("data.x", "x", "Inputs of Boursier & Flammarion's 1-D data (a bias 1 is "
             "appended).", "column", kinds=("three_point",), cell=_CELL["x"]),
     Setting("data.y", "y", "Targets of the 1-D data; the least-squares line through them is "
             "the trap.", "column", kinds=("three_point",), cell=_CELL["y"]),
+    Setting("data.formula", "target y(x)", "A formula in x: + − * / **, relu, abs, sin, cos, "
+            "tanh, exp, log, sqrt, min, max, pi (Luo et al.'s demo: four ReLU kinks).", "text",
+            kinds=("function",)),
+    Setting("data.x_min", "x from", "Left end of the inputs' interval.", step=0.1,
+            kinds=("function",)),
+    Setting("data.x_max", "x to", "Right end of the inputs' interval (larger than x from).",
+            step=0.1, kinds=("function",)),
+    Setting("data.spacing", "inputs", "even: evenly spaced on the interval, ends included; "
+            "uniform: drawn at random from the seed.", "select", kinds=("function",)),
+    Setting("data.teacher_width", "teacher neurons", "Neurons of the ReLU teacher (Kunin et "
+            "al. use 3); the student finds their directions.", kinds=("generated",)),
     Setting("data.radius", "radius", "Distance of the cluster centres from the origin: larger "
             "inputs make the neurons grow sooner.", step=0.1, kinds=("clusters",)),
     Setting("data.n_per", "per cluster", "Points drawn around each centre; more points give "
@@ -345,10 +358,16 @@ _ROWS: tuple[Setting, ...] = (
                                      "classes stays p."}}),
     Setting("data.noise", "noise", "Std of the Gaussian noise added to every point; 0 gives "
             "exact points, more noise blurs the directions the neurons find.", step=0.05,
-            kinds=("clusters", "two_signals")),
+            kinds=("clusters", "two_signals", "generated"),
+            by_kind={"generated": {"help": "skew_xor: the blobs' std (Tsoy & Konstantinov: "
+                                   "0.0707); linear_teacher: the labels' noise std; unused "
+                                   "otherwise."}}),
     Setting("data.angle_deg", "angle between x₊ and x₋ (°)", "A small angle is Wang & Ma's "
             "hard case: the neurons need longer to tell the two signals apart.",
-            kinds=("two_signals",), unit="degrees"),
+            kinds=("two_signals", "generated"), unit="degrees",
+            by_kind={"generated": {"label": "skew angle α (°)", "help": "skew_xor: where the "
+                                   "positive blobs sit (90: XOR); smaller angles move them "
+                                   "towards the negative ones."}}),
     Setting("data.p", "weight p", "Class weight: how much more the loss weighs x₊ than x₋ "
             "(n₊/n₋); larger p, the positive neurons win sooner.", step=0.5,
             kinds=("two_signals",)),
@@ -362,11 +381,14 @@ _ROWS: tuple[Setting, ...] = (
             by_kind={"generated": {"help": "Input dimension of the generated points; the "
                                    "neuron panel shows a 2-D plane of them."}}),
     Setting("data.n", "samples n", "Training samples (0: n = d, as in the paper); more samples "
-            "pin the teacher's direction down better.", kinds=("teacher", "generated"),
+            "pin the teacher's direction down better.", kinds=("teacher", "generated",
+                                                              "function"),
             limit="max_points", unit="samples", zero="n = d",
             by_kind={"generated": {"label": "points n", "zero": "", "step": 2.0, "unit": "points",
                                    "help": "How many points are drawn (symmetric data: n/2 "
-                                   "points and their mirror images)."}}),
+                                   "points and their mirror images)."},
+                     "function": {"label": "points n", "zero": "", "unit": "points",
+                                  "help": "How many inputs x the formula is sampled at."}}),
     Setting("data.scheme", "teacher scheme", "centred: inputs spread around the teacher's "
             "direction; uncentred: Chistikov et al.'s harder case.", "select",
             kinds=("teacher",)),
@@ -375,9 +397,9 @@ _ROWS: tuple[Setting, ...] = (
             zero="the scheme's value"),
     Setting("data.points", "points", "Coordinates of each point (one row each), carried by "
             "the link or a paper's preset.", "none", kinds=("vectors",)),
-    Setting("data.generator", "generator", "How the points are drawn: symmetric_separable "
-            "(mirrored classes split by a margin) or orthogonal (n ≤ d orthogonal inputs).",
-            "select", kinds=("generated",)),
+    Setting("data.generator", "generator", "symmetric_separable, orthogonal (n ≤ d), skew_xor "
+            "(four blobs), relu_teacher (a ReLU net's labels) or linear_teacher (noisy linear "
+            "labels).", "select", kinds=("generated",)),
     Setting("data.margin", "margin", "Gap between the two classes along the separating "
             "direction; a larger margin is an easier problem.", step=0.05,
             kinds=("generated",)),
@@ -413,17 +435,30 @@ _ROWS: tuple[Setting, ...] = (
             "Ma freeze them); off: only the directions and norms of w_j move.", "checkbox"),
     Setting("model.c", "output scale c", "h(x) = c Σ a_j σ(⟨w_j, x⟩); larger c runs training "
             "faster (time ~ 1/c) and acts like a larger ε.", step=0.5),
+    Setting("model.output_power", "output power p", "h = c·m^(−p) Σ a_j σ(…): 1 is the "
+            "mean-field 1/m (Dana et al.), ½ the NTK's 1/√m; wider nets then start smaller.",
+            step=0.25),
     # -- initialisation
     Setting("init.scale", "init scale ε", "Size of the initial weights: smaller ε keeps the "
             "neurons aligning longer (about ln(1/ε)/rate) before they grow.", "slider",
             options=EPS_CHOICES, lo=EPS_CHOICES[0], hi=EPS_CHOICES[-1]),
-    Setting("init.scheme", "init scheme", "balanced: |a_j| = ‖w_j‖; gaussian: independent; "
-            "dominated: |a_j| > ‖w_j‖; fixed_output: a_j fixed, not trained.", "select"),
+    Setting("init.scheme", "init scheme", "balanced |a_j| = ‖w_j‖; gaussian; dominated; "
+            "fixed_output (not trained); exp_margin |a_j| = ‖w_j‖ + Exp; tau_delta |a_j|‖w_j‖ "
+            "= ε², imbalance δ.", "select"),
+    Setting("init.imbalance", "imbalance δ", "η_w a_j² − η_a ‖w_j‖², kept by the flow: δ > 0 "
+            "upstream (the first layer moves fast, rich quickly), δ < 0 downstream (lazy).",
+            step=0.25),
+    Setting("init.a_power", "output std power", "The output weights' std is ε·m^(−power) (Luo "
+            "et al.'s β₁); larger powers start the output smaller in wide nets.", step=0.25),
+    Setting("init.w_power", "input std power", "The input weights' std is ε·m^(−power) (Luo "
+            "et al.'s β₂); larger powers start the input weights smaller.", step=0.25),
+    Setting("init.mirror", "mirrored pairs", "Neurons in pairs (w, a) and (w, −a): the network "
+            "is exactly 0 at the start (needs an even width).", "checkbox"),
     Setting("init.normalisation", "entry std", "How ε sets each weight's spread: ε, ε/√m or "
             "ε/√(dm) (the papers differ); with /√m wider nets start smaller.", "select",
             labels=NORMALISATION_LABELS),
-    Setting("init.output_value", "|a_j| value", "The fixed output weights' size before the "
-            "division below.", step=0.1),
+    Setting("init.output_value", "|a_j| value", "fixed_output: |a_j| before the division "
+            "below; exp_margin: the mean of the margin |a_j| − ‖w_j‖.", step=0.1),
     Setting("init.output_norm", "divided by", "|a_j| = value / 1, √m or m: how the fixed "
             "output weights shrink with the width.", "select"),
     # -- training and recording
@@ -434,6 +469,10 @@ _ROWS: tuple[Setting, ...] = (
             "takes t/η steps); too short and the fit is cut off.", step=10.0),
     Setting("integrator.lr", "step η", "Gradient descent's step (time t = steps × η): too "
             "large diverges, smaller is closer to gradient flow but slower.", step=0.001),
+    Setting("integrator.lr_w", "rate of w (η_w)", "Per-layer rate of the input weights (Kunin "
+            "et al.): a faster first layer is an upstream start.", step=0.5),
+    Setting("integrator.lr_a", "rate of a (η_a)", "Per-layer rate of the output weights; "
+            "with η_w they set which layer learns first.", step=0.5),
     Setting("integrator.rtol", "tolerance rtol", "Error allowed per adaptive step: smaller is "
             "more exact and slower; the picture should not change.", "slider",
             options=RTOL_CHOICES),

@@ -10,11 +10,13 @@ description carries the data in input space, the handles, the model's field —
 b_i = −R s_i ∂ℓ(0, y_i)/∂ŷ, with which the browser computes G(w) = Σ_i b_i σ(⟨w, x_i⟩), its
 extremal directions (the exact sweep of `dynamics.extremal`), the on/off edges ⟨w, x_i⟩ = 0 —
 and the pieces of the predicted alignment end of `dynamics.timescales`
-(t_align = max(ln(w*/‖w(0)‖), 1)/r, r = c·max(G_max, −G_min), w* = √(ȳ/(c·m̄)),
-‖w(0)‖ = σ₀√d), which the browser evaluates for the moved data. The fields
+(t_align = max(ln(w*/‖w(0)‖), 1)/r, r = c·max(G_max, −G_min)·√(η_w η_a), w* = √(ȳ/(c·m̄)),
+‖w(0)‖ = σ₀√d, c the output scale c·m^(−p), η the per-layer rates), which the browser
+evaluates for the moved data. The fields
 the page edits are named in `fields`; limits in `limits`; what a click may do in `can`; for
 the three-point data, `trap`: Boursier–Flammarion's trap predicted from the data
-(`dynamics.trap`, which the browser re-evaluates for moved data) and what the run did
+(`dynamics.trap`, which the browser re-evaluates for moved data; `blocked` when the settings
+leave it undecided whatever the data) and what the run did
 (`boursier.trap_state`). Pure: Trajectory in, dict out.
 """
 
@@ -85,7 +87,9 @@ def edit_spec(traj: Trajectory, spec: TimeAxisSpec) -> dict[str, Any] | None:
     return {
         "kind": data.kind, "fields": fields, "handles": _r(handles), "labels": _r(labels),
         "X": _r(X), "y": _r(traj.y), "sw": _r(traj.sw), "groups": groups,
-        "plane": _r(traj.plane), "gamma": float(cfg.model.gamma), "c": float(cfg.model.c),
+        "plane": _r(traj.plane), "gamma": float(cfg.model.gamma),
+        "c": cfg.model.output_scale,  # c·m^(−p); per-layer rates grow a neuron √(η_w η_a) faster
+        "rate": math.sqrt(cfg.integrator.lr_w * cfg.integrator.lr_a),
         "loss": cfg.loss.kind, "reduction": cfg.loss.reduction,
         "w0": float(entry_std(cfg, d) * math.sqrt(d)), "m_bar": max(1.0, m / 2.0),
         "time": {"div": spec.div, "log": spec.log},
@@ -110,7 +114,8 @@ def _trap(traj: Trajectory) -> dict[str, Any]:
     ran = ("trapped at the least-squares line" if got.trapped else
            "escaped" if float(traj.loss[-1]) <= ESCAPE_LOSS else
            "not trapped: " + got.why if got.trapped is False else got.why)
-    return {"start_ok": cfg.init.scheme in ("balanced", "dominated"), "scheme": cfg.init.scheme,
+    return {"start_ok": trap.start_ok(cfg), "blocked": trap.settings_block(cfg),
+            "scheme": cfg.init.scheme,
             "tol": trap.TRAP_TOL, "margin": trap.RACE_MARGIN, "verdict": pred.verdict,
             "why": pred.why, "t_cone": _finite(pred.t_cone), "t_align": _finite(pred.t_align),
             "run": {"trapped": got.trapped, "text": ran}}

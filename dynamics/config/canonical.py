@@ -26,9 +26,37 @@ def canonical_json(d: Any) -> str:
     return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
 
+#: Fields added after NUMERICS_VERSION 5 with defaults that change nothing: left out of the
+#: cache key while at those defaults, so every earlier configuration keeps its key (and its
+#: cached runs). (section, field, data kind or None, default).
+LATER_DEFAULTS: tuple[tuple[str, str, str | None, Any], ...] = (
+    ("model", "output_power", None, 0.0),
+    ("init", "imbalance", None, 0.0), ("init", "a_power", None, 0.0),
+    ("init", "w_power", None, 0.0), ("init", "mirror", None, False),
+    ("integrator", "lr_w", None, 1.0), ("integrator", "lr_a", None, 1.0),
+    ("data", "angle_deg", "generated", 90.0), ("data", "noise", "generated", 0.0),
+    ("data", "teacher_width", "generated", 3),
+)
+
+
+def _without_later_defaults(d: Any) -> Any:
+    """A config dict without the LATER_DEFAULTS fields that hold their defaults."""
+    if not isinstance(d, dict):
+        return d
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items()}
+    for section, name, kind, default in LATER_DEFAULTS:
+        sec = out.get(section)
+        if not isinstance(sec, dict) or (kind is not None and sec.get("kind") != kind):
+            continue
+        if name in sec and sec[name] == default and type(sec[name]) is type(default):
+            del sec[name]
+    return out
+
+
 def cache_key(model: BaseModel) -> str:
-    """sha256 of the numerics version and the canonical JSON of `model` (arrays as digests)."""
-    d = model.model_dump(mode="json", context={DIGEST: True})
+    """sha256 of the numerics version and the canonical JSON of `model` (arrays as digests;
+    the fields of LATER_DEFAULTS left out while at their defaults)."""
+    d = _without_later_defaults(model.model_dump(mode="json", context={DIGEST: True}))
     h = hashlib.sha256()
     h.update(NUMERICS_VERSION.encode())
     h.update(b"\0")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..limits import Limits, get_limits
 from .errors import above, count, over_limit, round_down
+from .formula import FormulaError, formula_values
 from .sections import (
     DataConfig,
     InitConfig,
@@ -46,10 +47,14 @@ def labels_are_pm1(data: Any) -> bool:
     """Whether the data's labels are all ±1 (classification)."""
     if data.kind in ("two_signals", "digits"):
         return True
-    if data.kind in ("teacher", "three_point"):
+    if data.kind in ("teacher", "three_point", "function"):
         return False
     if data.kind == "generated":
-        return data.generator == "symmetric_separable" or data.labels == "sign"
+        if data.generator in ("symmetric_separable", "skew_xor"):
+            return True
+        if data.generator == "orthogonal":
+            return data.labels == "sign"
+        return False
     if data.kind == "array":  # an upload: up to n = 20,000 labels, one vectorised pass
         return bool(data.y.size) and bool(np.all(np.abs(data.y) == 1.0))
     labels = data.labels
@@ -70,6 +75,8 @@ def data_shape(data: Any) -> tuple[int, int]:
         n, d = (data.n if data.n is not None else data.d), data.d
     elif k == "three_point":
         n, d = len(data.x), 1
+    elif k == "function":
+        n, d = data.n, 1
     elif k == "digits":
         n, d = 2 * (data.n_per_class or 180), 64
     elif k == "vectors":
@@ -104,6 +111,12 @@ def cross_field_errors(c: Run) -> list[tuple[str, str]]:
         if len(data.x) != len(data.y) or len(data.x) == 0:
             errs.append(("data.y", f"x and y must have the same, nonzero length; got {len(data.x)}"
                          f" and {len(data.y)}"))
+    elif data.kind == "function":
+        if not data.x_min < data.x_max:
+            errs.append(("data.x_max", f"the inputs run from x_min to x_max: make x_max "
+                         f"({data.x_max:g}) larger than x_min ({data.x_min:g})"))
+        elif data.n <= lim.max_points:
+            errs.extend(_formula_errors(data))
     elif data.kind == "teacher":
         if data.d > lim.max_dim:
             errs.append(("data.d", over_limit(lim, "max_dim", data.d, "input dimensions")))
@@ -129,6 +142,12 @@ def cross_field_errors(c: Run) -> list[tuple[str, str]]:
         if data.generator == "orthogonal" and data.n > data.d:
             errs.append(("data.n", f"at most d = {data.d} inputs of R^{data.d} are pairwise "
                          f"orthogonal: lower data.n to {data.d} or raise data.d to {data.n}"))
+        if data.generator == "skew_xor":
+            if data.n % 4:
+                errs.append(("data.n", f"skew-XOR data come in four equal blobs: make n a "
+                             f"multiple of 4 (got {data.n})"))
+            if data.d < 2:
+                errs.append(("data.d", "skew-XOR data live in a plane: give d ≥ 2"))
         if data.d > lim.max_dim:
             errs.append(("data.d", over_limit(lim, "max_dim", data.d, "input dimensions")))
     elif data.kind == "array":
@@ -149,6 +168,9 @@ def cross_field_errors(c: Run) -> list[tuple[str, str]]:
     # model / init / loss consistency
     if c.model.width > lim.max_width:
         errs.append(("model.width", over_limit(lim, "max_width", c.model.width, "hidden neurons")))
+    if c.init.mirror and c.model.width % 2:
+        errs.append(("init.mirror", f"mirrored neurons come in pairs (w_j, ±a_j): make the "
+                     f"width even (got {c.model.width}) or turn init.mirror off"))
     if c.init.scheme == "fixed_output" and c.model.train_output:
         errs.append(("model.train_output", "the fixed_output initialisation keeps the output "
                      "layer fixed: set model.train_output to false"))
@@ -169,6 +191,24 @@ def cross_field_errors(c: Run) -> list[tuple[str, str]]:
     if not any(p in ("data", "data.d", "model.width") for p, _ in errs):  # sizes first
         errs.extend(_compute_errors(c, n, d, lim))
     return errs
+
+
+FORMULA_PROBES = 201
+"""Points of [x_min, x_max] a formula is checked at (besides the inputs of an evenly spaced
+set): a formula that fails there is refused before any run."""
+
+
+def _formula_errors(data: Any) -> list[tuple[str, str]]:
+    """The formula's problems: unreadable, an unknown name or function, or no finite value
+    at the data's evenly spaced inputs or at FORMULA_PROBES points of its range."""
+    xs = list(np.linspace(data.x_min, data.x_max, FORMULA_PROBES))
+    if data.spacing == "even":
+        xs += list(np.linspace(data.x_min, data.x_max, data.n))
+    try:
+        formula_values(data.formula, xs)
+    except FormulaError as e:
+        return [("data.formula", f"the formula {e}")]
+    return []
 
 
 GF_MIN_STEPS = 200

@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .arrays import FloatMatrix, FloatVector, array_digest, frozen, same_array
 
 LOSSES = ("square", "logistic", "exponential")
-DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "digits", "vectors",
-              "generated", "array")
-GENERATORS = ("symmetric_separable", "orthogonal")
+DATA_KINDS = ("points", "clusters", "two_signals", "teacher", "three_point", "function",
+              "digits", "vectors", "generated", "array")
+GENERATORS = ("symmetric_separable", "orthogonal", "skew_xor", "relu_teacher", "linear_teacher")
+FORMULA_CHARS = 200  # longest formula of a `function` data set
 
 
 class Section(BaseModel):
@@ -100,6 +101,22 @@ class ThreePointData(_DataBase):
     y: tuple[Finite, ...] = (1.1, 0.1, 0.8)
 
 
+class FunctionData(_DataBase):
+    """1-D regression: n inputs x in [x_min, x_max] (evenly spaced, or uniform draws from the
+    run's seed) with targets y = formula(x), a bias 1 appended (Luo et al.'s and Zhou et al.'s
+    1-D demos). The formula is an expression in x with + − * / ** and relu, abs, sin, cos, tan,
+    tanh, exp, log, sqrt, min, max, pi (evaluated by `simpleeval`, never by Python's eval)."""
+
+    kind: Literal["function"] = "function"
+    bias: bool = True
+    formula: Annotated[str, Field(min_length=1, max_length=FORMULA_CHARS)] = (
+        "-relu(x) + relu(2*(x+0.3)) - relu(1.5*(x-0.4)) + relu(0.5*(x-0.8))")
+    n: Annotated[int, Field(ge=1)] = 20
+    x_min: Finite = -1.0
+    x_max: Finite = 1.0
+    spacing: Literal["even", "uniform"] = "even"
+
+
 class DigitsData(_DataBase):
     """Two classes of scikit-learn's 8×8 digits (pixels/16), first class +1, second −1, centred
     by the mean over all used images (Min et al.)."""
@@ -130,15 +147,31 @@ class GeneratedData(_DataBase):
       through the origin), and their mirror images (−x, −y): symmetric data.
     * `orthogonal`: n ≤ d pairwise orthogonal inputs x_k = r_k q_k (q_k orthonormal columns of a
       random rotation, r_k uniform in [0.5, 1.5]); labels with alternating signs (first +),
-      magnitudes uniform in [0.2, 1] (`labels` "real") or ±1 ("sign").
+      magnitudes uniform in [0.2, 1] (`labels` "real") or ±1 ("sign"), or (`labels`
+      "dana") Dana et al.'s inputs x_k = r_k e_k with r_k ~ U[1, 2] along the axes and labels
+      ±U[1, 2] with random signs.
+    * `skew_xor` (Tsoy & Konstantinov): n/4 points in each of four blobs, Gaussian of std
+      `noise` in every coordinate, truncated to radius 2√2·noise in the first two (their
+      σ = 0.1/√2, radius 0.2), centred at ±e₁ (label −1) and ±(cos α, sin α, 0, …) (label +1),
+      α = `angle_deg` (90: XOR).
+    * `relu_teacher` (Kunin et al.): x uniform on the unit sphere of R^d, y = Σ_k s_k σ(⟨u_k,
+      x⟩) for `teacher_width` neurons u_k uniform on the sphere, s_k = ±1.
+    * `linear_teacher` (a noisy linear teacher; our setting for Boursier & Flammarion 2025):
+      x ~ N(0, I_d), y = ⟨β*, x⟩ + noise·ξ with β* = (1, …, 1)/√d, ξ ~ N(0, 1); the
+      linear function is σ(⟨β*, x⟩) − σ(−⟨β*, x⟩), two neurons.
+    `noise` is the std of the blobs (skew_xor) or of the label noise (linear_teacher).
     """
 
     kind: Literal["generated"] = "generated"
-    generator: Literal["symmetric_separable", "orthogonal"] = "symmetric_separable"
+    generator: Literal["symmetric_separable", "orthogonal", "skew_xor", "relu_teacher",
+                       "linear_teacher"] = "symmetric_separable"
     n: Annotated[int, Field(ge=2)] = 20
     d: Annotated[int, Field(ge=1)] = 5
     margin: NonNeg = 0.1
-    labels: Literal["sign", "real"] = "sign"
+    labels: Literal["sign", "real", "dana"] = "sign"
+    angle_deg: Annotated[float, Field(gt=0, lt=180, allow_inf_nan=False)] = 90.0
+    noise: NonNeg = 0.0
+    teacher_width: Annotated[int, Field(ge=1, le=1000)] = 3
 
 
 class ArrayData(_DataBase):
@@ -160,25 +193,36 @@ class ArrayData(_DataBase):
 
 
 DataConfig = Annotated[
-    Union[PointsData, ClustersData, TwoSignalsData, TeacherData, ThreePointData, DigitsData,  # noqa: UP007
-          VectorsData, GeneratedData, ArrayData],
+    Union[PointsData, ClustersData, TwoSignalsData, TeacherData, ThreePointData,  # noqa: UP007
+          FunctionData, DigitsData, VectorsData, GeneratedData, ArrayData],
     Field(discriminator="kind"),
 ]
 DATA_CLASSES: dict[str, type[_DataBase]] = {
     "points": PointsData, "clusters": ClustersData, "two_signals": TwoSignalsData,
-    "teacher": TeacherData, "three_point": ThreePointData, "digits": DigitsData,
+    "teacher": TeacherData, "three_point": ThreePointData, "function": FunctionData,
+    "digits": DigitsData,
     "vectors": VectorsData, "generated": GeneratedData, "array": ArrayData,
 }
 
 
 # ----------------------------------------------------------------------------- the rest
 class ModelConfig(Section):
-    """h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu), width m."""
+    """h(x) = c·m^(−p) Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu), width m, output power p
+    (`output_power`: 1 is Dana et al.'s 1/m, ½ the NTK's 1/√m; Luo et al.'s 1/α with
+    α = m^p/c). `output_scale` is the factor c·m^(−p) the kernels use (c itself when p = 0)."""
 
     width: Annotated[int, Field(ge=1)] = 50
     gamma: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     c: Pos = 1.0
     train_output: bool = True
+    output_power: Annotated[float, Field(ge=0, le=3, allow_inf_nan=False)] = 0.0
+
+    @property
+    def output_scale(self) -> float:
+        """c·m^(−p): the factor in front of the sum (exactly c when p = 0)."""
+        if self.output_power == 0.0:
+            return float(self.c)
+        return float(self.c) * float(self.width) ** (-float(self.output_power))
 
 
 class LossConfig(Section):
@@ -191,25 +235,44 @@ class LossConfig(Section):
 class InitConfig(Section):
     """Entry std σ₀ = scale (none), scale/√m (sqrt_m), scale/√(dm) (sqrt_dm).
 
-    balanced: w ~ N(0, σ₀² I), a_j = ±‖w_j‖ (random sign); gaussian: w, a independent N(0, σ₀²);
-    dominated: w entries U(−σ₀, σ₀), a_j = ±σ₀√d (|a_j| > ‖w_j‖); fixed_output: w ~ N(0, σ₀² I),
-    a_j = ±output_value / (1, √m or m by output_norm), not trained.
+    - balanced: w ~ N(0, σ₀² I), a_j = ±‖w_j‖ (random sign);
+    - gaussian: w entries N(0, (σ₀ m^−w_power)²), a_j ~ N(0, (σ₀ m^−a_power)²) independent
+      (Luo et al.'s β₂ and β₁ with the powers);
+    - dominated: w entries U(−σ₀, σ₀), a_j = ±σ₀√d (|a_j| > ‖w_j‖);
+    - fixed_output: w ~ N(0, σ₀² I), a_j = ±output_value / (1, √m or m by output_norm), not
+      trained;
+    - exp_margin (Dana et al.): w ~ N(0, σ₀² I), a_j = ±(‖w_j‖ + output_value·E_j),
+      E_j ~ Exp(1);
+    - tau_delta (Kunin et al.): w_j = ‖w‖ u_j, u_j uniform on the sphere, a_j = ±|a| with
+      |a|‖w‖ = τ² (τ = σ₀) and η_w a² − η_a ‖w‖² = δ (`imbalance`; η the integrator's
+      per-layer rates).
+    `mirror`: neurons in pairs (w_j, a_j), (w_j, −a_j), so h ≡ 0 at t = 0 (Kunin et al.'s
+    symmetrised start, Luo et al.'s ASI); needs an even width.
     """
 
-    scheme: Literal["balanced", "gaussian", "dominated", "fixed_output"] = "balanced"
+    scheme: Literal["balanced", "gaussian", "dominated", "fixed_output", "exp_margin",
+                    "tau_delta"] = "balanced"
     scale: Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)] = 1e-3
     normalisation: Literal["none", "sqrt_m", "sqrt_dm"] = "sqrt_m"
     output_value: Pos = 1.0
     output_norm: Literal["none", "sqrt_m", "m"] = "sqrt_m"
+    imbalance: Annotated[float, Field(ge=-1e6, le=1e6, allow_inf_nan=False)] = 0.0
+    a_power: Annotated[float, Field(ge=-2, le=4, allow_inf_nan=False)] = 0.0
+    w_power: Annotated[float, Field(ge=-2, le=4, allow_inf_nan=False)] = 0.0
+    mirror: bool = False
 
 
 class IntegratorConfig(Section):
     """gd: fixed step lr, t = k·lr, steps = round(t_end/lr). gf: adaptive Bogacki–Shampine 3(2)
-    on dθ/dt = −∇L with error control (rtol, atol; atol None = 1e-6 × initial max|θ|)."""
+    on dθ/dt = −D∇L with error control (rtol, atol; atol None = 1e-6 × initial max|θ|).
+    Per-layer rates D = diag(lr_w on every w_j, lr_a on every a_j) (Kunin et al.'s η_w, η_a;
+    GD steps lr·lr_w and lr·lr_a); 1 and 1: plain gradient flow."""
 
     method: Literal["gd", "gf"] = "gf"
     t_end: Pos = 60.0
     lr: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] = 1e-2
+    lr_w: Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)] = 1.0
+    lr_a: Annotated[float, Field(gt=0, le=1e3, allow_inf_nan=False)] = 1.0
     rtol: Annotated[float, Field(ge=1e-13, le=0.1, allow_inf_nan=False)] = 1e-6
     atol: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     max_steps: Annotated[int, Field(ge=1)] = 2_000_000

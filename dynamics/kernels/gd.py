@@ -51,8 +51,8 @@ def _gd_update(P, G, lr, rows):
 
 
 @jit
-def _gd_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, lr, k0, n_steps,
-            grid, zrow, Z, P, G, have_grad, L0, out_t, out_l, out_nr, out_dr):
+def _gd_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, lr, k0,
+            n_steps, grid, zrow, Z, P, G, have_grad, L0, out_t, out_l, out_nr, out_dr):
     """Run ``n_steps`` GD steps in place from step k0; returns (status, k, n_samp, n_eval, L).
 
     The gradient at the current point is cached between calls in G (``have_grad``), so each
@@ -70,7 +70,7 @@ def _gd_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, lr, k0, 
     L = L0
     st = OK
     if not have_grad:
-        L = evaluate(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G)
+        L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G)
         ne += 1
     if not np.isfinite(L) or not params_ok(P):
         return DIVERGED, k, ns, ne, L
@@ -87,7 +87,7 @@ def _gd_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, lr, k0, 
             st = DIVERGED
             L = np.nan
             break
-        L = evaluate(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G)
+        L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G)
         ne += 1
         if not np.isfinite(L):
             st = DIVERGED

@@ -82,15 +82,16 @@ def _block(W, a, XT, X, y, sw, gamma, c, code, R, ZT, GT, h):
 
 
 @jit
-def _reduce(Lb, GTb, W, a, c, train_out, R, GW, ga):
-    """g_j = Σ_b GTb[b, j] (block order) = Σ_i r_i σ'(z_ij) x_i; ∇_W L = c a_j g_j and
-    ∇_a L = c ⟨w_j, g_j⟩ = c Σ_i r_i σ(z_ij) (σ(z) = σ'(z) z; 0 if frozen); returns R Σ_b Lb."""
+def _reduce(Lb, GTb, W, a, cw, ca, train_out, R, GW, ga):
+    """g_j = Σ_b GTb[b, j] (block order) = Σ_i r_i σ'(z_ij) x_i; the flow's D∇L: lr_w ∇_W L =
+    c_w a_j g_j and lr_a ∇_a L = c_a ⟨w_j, g_j⟩ = c_a Σ_i r_i σ(z_ij) (σ(z) = σ'(z) z; 0 if
+    frozen; c_w = c_a = c for rates 1); returns R Σ_b Lb."""
     k, m, d = GTb.shape
     L = 0.0
     for b in range(k):
         L += Lb[b]
     for j in range(m):
-        s = c * a[j]
+        s = cw * a[j]
         dot = 0.0
         for q in range(d):
             acc = 0.0
@@ -98,7 +99,7 @@ def _reduce(Lb, GTb, W, a, c, train_out, R, GW, ga):
                 acc += GTb[b, j, q]
             GW[j, q] = s * acc
             dot += W[j, q] * acc
-        ga[j] = c * dot if train_out else 0.0
+        ga[j] = ca * dot if train_out else 0.0
     return R * L
 
 
@@ -140,7 +141,7 @@ class BlockPlan:
         gd._gd_run: returns (status, k, n_samples, n_evals, L), the state and the cached
         gradient in ``ws`` (packed P and G written back at samples and at the end)."""
         X, _, y, sw = ws.data
-        gamma, c, code, R, train_out, _ = ws.model
+        gamma, c, cw, ca, code, R, train_out, _ = ws.model
         P, G = ws.P, ws.G
         _, d, m = ws.shape
         W, a = ws.W, ws.a  # updated in place, neuron-major
@@ -178,7 +179,7 @@ class BlockPlan:
             work(0)
             for f in futs:
                 f.result()
-            return call(_reduce)(self.Lb, self.GTb, W, a, c, train_out, R, GW, ga)
+            return call(_reduce)(self.Lb, self.GTb, W, a, cw, ca, train_out, R, GW, ga)
 
         try:
             if not ws.have_grad:

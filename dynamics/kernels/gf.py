@@ -172,8 +172,8 @@ def _copy2(A, B):
 
 
 @jit
-def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_target,
-            max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
+def _gf_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, t,
+            t_target, max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
             streak, err_prev, rejected_in, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr,
             out_dr):
     """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from t to exactly t_target (in place).
@@ -208,7 +208,7 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
     nforced = 0
     st = OK
     if not have_f:
-        L = evaluate(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G1)
+        L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G1)
         ne += 1
         have_f = True
     if not np.isfinite(L) or not params_ok(P):
@@ -219,7 +219,7 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
         d1 = _rms_scaled(G1, P, atol, rtol, rows)
         h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
         shift(P, h0, G1, Pt)
-        evaluate(X, XT, y, sw, Pt, gamma, c, code, R, train_out, use_blas, zrow, Z, G2)
+        evaluate(X, XT, y, sw, Pt, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G2)
         ne += 1
         shift(G2, 1.0, G1, G3)  # G3 = f1 − f0 (sign irrelevant)
         d2 = _rms_scaled(G3, P, atol, rtol, rows) / h0
@@ -256,12 +256,12 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
                 hs = h
             # stage 2: θ + h/2 k1 ; stage 3: θ + 3h/4 k2 ; k = −g
             shift(P, 0.5 * hs, G1, Pt)
-            evaluate(X, XT, y, sw, Pt, gamma, c, code, R, train_out, use_blas, zrow, Z, G2)
+            evaluate(X, XT, y, sw, Pt, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G2)
             shift(P, 0.75 * hs, G2, Pt)
-            evaluate(X, XT, y, sw, Pt, gamma, c, code, R, train_out, use_blas, zrow, Z, G3)
+            evaluate(X, XT, y, sw, Pt, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G3)
             _bs_combine(P, hs, G1, G2, G3, G4, Pn, rows)
-            L_new = evaluate(X, XT, y, sw, Pn, gamma, c, code, R, train_out, use_blas, zrow, Z,
-                          G4)
+            L_new = evaluate(X, XT, y, sw, Pn, gamma, c, cw, ca, code, R, train_out, use_blas,
+                             zrow, Z, G4)
             ne += 3
             err = _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows, sc)
             if err < 1.0:
@@ -314,8 +314,8 @@ def _gf_run(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, t_tar
 
 
 @jit
-def _gf_frames(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, targets,
-               max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
+def _gf_frames(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, t,
+               targets, max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
                streak, err_prev, rejected, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr,
                out_dr, fW, fa, fL, fG):
     """``_gf_run`` to each of ``targets`` in turn (the same calls, arguments and state
@@ -341,7 +341,7 @@ def _gf_frames(X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, ta
             hi = first_grid_after(grid, tt)
             (st, t, h, L, have_f, ns_k, ne_k, na_k, nr_k, nf_k, streak, err_prev,
              rejected) = _gf_run(
-                X, XT, y, sw, gamma, c, code, R, train_out, use_blas, W, a, t, tt,
+                X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, t, tt,
                 max(max_evals - ne, 0), rtol, atol, h, have_f, L, grid[lo:hi], zrow, Z,
                 kink_rel, kink_streak, streak, err_prev, rejected, P, Pn, Pt, G1, G2, G3, G4,
                 sc, out_t[ns:], out_l[ns:], out_nr[ns:], out_dr[ns:])

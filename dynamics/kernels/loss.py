@@ -7,6 +7,10 @@ With z = X Wᵀ and per-sample weights s::
     ∂L/∂a_j = c Σ_i r_i σ(z_ij)          (≡ 0 when the output layer is frozen)
     ∂L/∂w_j = c a_j Σ_i r_i σ'(z_ij) x_i
 
+The kernels return G = D∇L, the flow's velocity with a minus sign, with per-layer rates D: the
+factors c_w = c·lr_w and c_a = c·lr_a replace c in the two gradients (problem.py; with rates 1
+they are c itself, so the same bits as ∇L).
+
 Losses: square ½(ŷ−y)²; logistic ln(1+e^{−yŷ}) (softplus, stable); exponential e^{−yŷ}.
 
 Two evaluation paths give the same numbers to round-off: a fused triple loop (small problems)
@@ -125,19 +129,20 @@ def unpack(P, W, a):
 
 
 @jit
-def _finish_grad(P, G, c, train_out):
-    """G[:d] holds Σ_i r_i σ'(z_ij) x_i and G[d] Σ_i r_i σ(z_ij): scale to ∇L."""
+def _finish_grad(P, G, cw, ca, train_out):
+    """G[:d] holds Σ_i r_i σ'(z_ij) x_i and G[d] Σ_i r_i σ(z_ij): scale to D∇L (c_w = c·lr_w,
+    c_a = c·lr_a; c itself for rates 1)."""
     d = P.shape[0] - 1
     m = P.shape[1]
     for k in range(d):
         for j in range(m):
-            G[k, j] *= c * P[d, j]
+            G[k, j] *= cw * P[d, j]
     for j in range(m):
-        G[d, j] = c * G[d, j] if train_out else 0.0
+        G[d, j] = ca * G[d, j] if train_out else 0.0
 
 
 @jit
-def _eval_fused(X, y, sw, P, gamma, c, code, R, train_out, zrow, G):
+def _eval_fused(X, y, sw, P, gamma, c, cw, ca, code, R, train_out, zrow, G):
     """L and ∇L (into G) by loops over samples, vectorised over neurons; (m,) scratch only."""
     n, d = X.shape
     m = P.shape[1]
@@ -167,12 +172,12 @@ def _eval_fused(X, y, sw, P, gamma, c, code, R, train_out, zrow, G):
             xk = X[i, k]
             for j in range(m):
                 G[k, j] += xk * zrow[j]
-    _finish_grad(P, G, c, train_out)
+    _finish_grad(P, G, cw, ca, train_out)
     return R * L
 
 
 @jit
-def _eval_blas(X, XT, y, sw, P, gamma, c, code, R, train_out, Z, G):
+def _eval_blas(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, Z, G):
     """L and ∇L with two GEMMs: Z = X P[:d] (n, m), then G[:d] = Xᵀ (r ⊙ σ'(Z)) (Z reused).
     Passes over Z run along neurons (unit stride), which suits the small-n problems of the
     papers; h_i is a fixed-order sum (``_dot_sigma``)."""
@@ -195,24 +200,26 @@ def _eval_blas(X, XT, y, sw, P, gamma, c, code, R, train_out, Z, G):
             G[d, j] += coef * s
             zi[j] = coef
     np.dot(XT, Z, G[:d])
-    _finish_grad(P, G, c, train_out)
+    _finish_grad(P, G, cw, ca, train_out)
     return R * L
 
 
 @jit
-def evaluate(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G):
-    """Dispatch to the BLAS or the fused path; returns L and fills G (packed layout).
+def evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G):
+    """Dispatch to the BLAS or the fused path; returns L and fills G = D∇L (packed layout).
     ``zrow`` is (m,) scratch of the fused path; ``Z`` (n, m) that of the BLAS path."""
     if use_blas:
-        return _eval_blas(X, XT, y, sw, P, gamma, c, code, R, train_out, Z, G)
-    return _eval_fused(X, y, sw, P, gamma, c, code, R, train_out, zrow, G)
+        return _eval_blas(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, Z, G)
+    return _eval_fused(X, y, sw, P, gamma, c, cw, ca, code, R, train_out, zrow, G)
 
 
 @jit
-def _grad(X, XT, y, sw, W, a, gamma, c, code, R, train_out, use_blas, zrow, Z, P, G, gW, ga):
-    """L and (∂L/∂W, ∂L/∂a) in the public layout (one evaluation; used by loss_grad)."""
+def _grad(X, XT, y, sw, W, a, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, P, G,
+          gW, ga):
+    """L and D∇L = (lr_w ∂L/∂W, lr_a ∂L/∂a) in the public layout (one evaluation; used by
+    loss_grad)."""
     pack(W, a, P)
-    L = evaluate(X, XT, y, sw, P, gamma, c, code, R, train_out, use_blas, zrow, Z, G)
+    L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G)
     unpack(G, gW, ga)
     return L
 
@@ -366,7 +373,8 @@ def loss_value(p: Problem, W: np.ndarray, a: np.ndarray) -> float:
 
 def loss_grad(p: Problem, W: np.ndarray, a: np.ndarray,
               path: str | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """(L, ∂L/∂W (m, d), ∂L/∂a (m,)); ∂L/∂a ≡ 0 when the output layer is frozen."""
+    """(L, ∂L/∂W (m, d), ∂L/∂a (m,)), each times its layer's rate (p.lr_w, p.lr_a: the flow's
+    D∇L; ∇L itself for rates 1); ∂L/∂a ≡ 0 when the output layer is frozen."""
     n, d = p.X.shape
     W = np.ascontiguousarray(W, dtype=np.float64)
     a = np.ascontiguousarray(a, dtype=np.float64)
@@ -376,10 +384,10 @@ def loss_grad(p: Problem, W: np.ndarray, a: np.ndarray,
         limit_core_blas()
     gW = np.empty((m, d))
     ga = np.empty(m)
-    L = call(_grad)(p.X, _xt(p.X, blas), p.y, p.sw, W, a, float(p.gamma), float(p.c),
-              LOSS_CODES[p.loss], reduction_factor(p), bool(p.train_output), blas, np.empty(m),
-              np.empty((n, m) if blas else (0, 0)), np.empty((d + 1, m)), np.empty((d + 1, m)),
-              gW, ga)
+    L = call(_grad)(p.X, _xt(p.X, blas), p.y, p.sw, W, a, float(p.gamma), float(p.c), p.c_w,
+                    p.c_a, LOSS_CODES[p.loss], reduction_factor(p), bool(p.train_output), blas,
+                    np.empty(m), np.empty((n, m) if blas else (0, 0)), np.empty((d + 1, m)),
+                    np.empty((d + 1, m)), gW, ga)
     return float(L), gW, ga
 
 
@@ -401,8 +409,8 @@ class Workspace:
         if self.use_blas:
             limit_core_blas()
         self.data = (p.X, _xt(p.X, self.use_blas), p.y, p.sw)
-        self.model = (float(p.gamma), float(p.c), LOSS_CODES[p.loss], reduction_factor(p),
-                      bool(p.train_output), self.use_blas)
+        self.model = (float(p.gamma), float(p.c), p.c_w, p.c_a, LOSS_CODES[p.loss],
+                      reduction_factor(p), bool(p.train_output), self.use_blas)
         self.zrow = np.empty(m)  # scratch of the fused path
         self.Z = np.empty((n, m) if self.use_blas else (0, 0))  # scratch of the BLAS path
         self.P = np.empty((d + 1, m))

@@ -323,15 +323,16 @@ FRAME_METRICS = ("stable_rank", "spectral_sq", "nuclear_norm", "theta_sq", "max_
 
 @jit
 def frame_stats(W, a, Z, pattern, prev, plane, D, b0, gW, pair_mask, c, gamma, y, norms,
-                proj, cos, U, buf, fm):
+                proj, cos, U, buf, fm, lw, la):
     """One frame's rows and metrics; returns (pattern changes since ``prev``, accuracy).
 
     Inputs: Z = W Xᵀ (m, n) and pattern = Z > 0 (neuron j active on point i), prev the last
-    frame's pattern (same as pattern at t = 0), b0 = a² − ‖w‖² at t = 0, gW = ∇_W L.
+    frame's pattern (same as pattern at t = 0), b0 = lw a² − la ‖w‖² at t = 0 (the quantity the
+    flow with per-layer rates lw, la conserves; a² − ‖w‖² for rates 1), gW = lw ∇_W L.
     Writes norms (m,) ‖w_j‖, proj (m, 2) W·planeᵀ, cos (k_dirs, m) cos∠(w_j, D_r) (0 for zero
     neurons or directions) and fm (12,) in FRAME_METRICS order: stable rank ‖W‖_F²/‖W‖₂²,
     ‖W‖₂², nuclear norm, ‖θ‖², max and mean pairwise angle (degrees) between active neurons
-    within ``pair_mask``, max_j |(a_j² − ‖w_j‖²) − b0_j|, active and dead counts (active: on
+    within ``pair_mask``, max_j |(lw a_j² − la ‖w_j‖²) − b0_j|, active and dead counts (active: on
     some point), Σ_j 2⟨−g_j, w_j⟩, Σ_j ‖P⊥(−g_j)‖/‖w_j‖, max_j ‖w_j‖. Accuracy: fraction of
     points with sign(h_i) = y_i, h_i = c Σ_j a_j σ(z_ji) (NaN unless ``y`` is given, non-empty).
     """
@@ -368,7 +369,7 @@ def frame_stats(W, a, Z, pattern, prev, plane, D, b0, gW, pair_mask, c, gamma, y
         proj[j, 0] = p0
         proj[j, 1] = p1
         theta += ww + a[j] * a[j]
-        bj = abs((a[j] * a[j] - ww) - b0[j])
+        bj = abs((lw * a[j] * a[j] - la * ww) - b0[j])
         drift = bj if bj > drift else drift
         nmax = nw if nw > nmax else nmax
         nr -= 2.0 * gw
@@ -424,8 +425,9 @@ class FrameProbe:
     evaluation (the kernel ``loss_grad`` runs, so the loss has the same bits), one GEMM for
     the activation pattern and one ``frame_stats`` call.
 
-    ``plane`` (2, d), ``D`` (k_dirs, d) directions, ``b0`` = a² − ‖w‖² at t = 0, ``pair_mask``
-    (m,) neurons eligible for the angle statistics; accuracy only when ``classification``."""
+    ``plane`` (2, d), ``D`` (k_dirs, d) directions, ``b0`` = lr_w a² − lr_a ‖w‖² at t = 0,
+    ``pair_mask`` (m,) neurons eligible for the angle statistics; accuracy only when
+    ``classification``."""
 
     def __init__(self, p: Problem, m: int, plane: np.ndarray, D: np.ndarray, b0: np.ndarray,
                  pair_mask: np.ndarray, classification: bool) -> None:
@@ -434,8 +436,9 @@ class FrameProbe:
         self.blas = use_blas_path(n, d, m)
         limit_core_blas()  # the pairwise cosines are GEMMs on SciPy's BLAS
         self.grad_args = (p.X, xt(p.X, self.blas), p.y, p.sw)
-        self.model = (float(p.gamma), float(p.c), LOSS_CODES[p.loss], reduction_factor(p),
-                      bool(p.train_output), self.blas)
+        self.model = (float(p.gamma), float(p.c), p.c_w, p.c_a, LOSS_CODES[p.loss],
+                      reduction_factor(p), bool(p.train_output), self.blas)
+        self.rates = (float(p.lr_w), float(p.lr_a))
         self.scratch = (np.empty(m), np.empty((n, m) if self.blas else (0, 0)),
                         np.empty((d + 1, m)), np.empty((d + 1, m)))
         self.gW, self.ga = np.empty((m, d)), np.empty(m)
@@ -466,5 +469,5 @@ class FrameProbe:
         changes, acc = call(frame_stats)(
             W, a, self.Z, pattern, pattern if prev is None else prev, self.plane, self.D,
             self.b0, self.gW if gW is None else gW, self.pair_mask, self.c, self.gamma,
-            self.y, norms, proj, cos, self.U, self.buf, fm)
+            self.y, norms, proj, cos, self.U, self.buf, fm, *self.rates)
         return int(changes), float(acc)

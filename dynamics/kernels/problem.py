@@ -7,6 +7,9 @@ Model (float64 throughout)::
 
 so σ'(0) = 0 for ReLU (a dead neuron stays dead, as in autograd). With z = X Wᵀ and
 per-sample weights s: L = R Σ_i s_i ℓ(h_i, y_i), R = 1/n ("mean") or 1 ("sum").
+The flow is dθ/dt = −D∇L with per-layer rates D = diag(lr_w on every w_j, lr_a on every a_j)
+(1 and 1: plain gradient flow); the kernels' "gradient" G is D∇L, the flow's velocity with a
+minus sign, and GD steps θ ← θ − η D∇L.
 """
 
 from __future__ import annotations
@@ -50,6 +53,18 @@ class Problem:
     loss: str  # "square" | "logistic" | "exponential"
     reduction: str  # "mean" | "sum"
     train_output: bool
+    lr_w: float = 1.0  # per-layer rate of every w_j (D's first block)
+    lr_a: float = 1.0  # per-layer rate of every a_j
+
+    @property
+    def c_w(self) -> float:
+        """c·lr_w, the factor of ∇_W in G (exactly c when lr_w = 1)."""
+        return float(self.c) * float(self.lr_w)
+
+    @property
+    def c_a(self) -> float:
+        """c·lr_a, the factor of ∇_a in G (exactly c when lr_a = 1)."""
+        return float(self.c) * float(self.lr_a)
 
 
 @dataclass

@@ -125,6 +125,17 @@ def gate(claim: Claim, failures: Sequence[str]) -> Claim:
     return claim
 
 
+def rate_failures(config: Config) -> list[str]:
+    """Per-layer rates other than 1 ([] = none): every paper's theorem but Kunin et al.'s is
+    about the plain gradient flow dθ/dt = −∇L; rates η_w, η_a change the time scale of each
+    layer and the conserved quantity (η_w a_j² − η_a ‖w_j‖² instead of a_j² − ‖w_j‖²)."""
+    it = config.integrator
+    if it.lr_w == 1.0 and it.lr_a == 1.0:
+        return []
+    return [f"per-layer rates η_w = {it.lr_w:g}, η_a = {it.lr_a:g} (the theorem is for the "
+            "plain gradient flow, both rates 1)"]
+
+
 def unmeasured(name: str, statement: str, failures: Sequence[str], integrator: str = "",
                tolerance: str = "") -> Claim:
     """A claim that cannot even be measured on the run (its data or records do not allow it):

@@ -39,6 +39,7 @@ from .base import (
     dataset_view,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
     scale_width_gamma_knobs,
@@ -223,7 +224,7 @@ def _common_failures(traj: Trajectory) -> list[str]:
         out.append("not regression with the square loss")
     if not cfg.model.train_output:
         out.append("the output layer is frozen (the paper trains both layers)")
-    return out
+    return out + rate_failures(cfg)
 
 
 def trap_failures(traj: Trajectory) -> list[str]:
@@ -237,7 +238,9 @@ def trap_failures(traj: Trajectory) -> list[str]:
     if cfg.model.gamma != 0:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the trap is for ReLU)")
     if cfg.init.scheme not in ("balanced", "dominated"):
-        out.append(f"the start is {cfg.init.scheme}: |a_j| ≥ ‖w_j‖ does not hold")
+        out.append(f"the start is {cfg.init.scheme}: |a_j| ≥ ‖w_j‖ does not hold"
+                   if cfg.init.scheme == "gaussian" else f"the start is {cfg.init.scheme}, "
+                   "not the balanced or output-dominated small start")
     if not out:
         fit = theory.ols_fit(cfg, dataset_view(traj))
         if not fit.all_positive:

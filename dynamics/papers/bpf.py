@@ -79,6 +79,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
     unmeasured,
@@ -549,6 +550,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append(f"the loss is {cfg.loss.kind}, not the square loss")
     if cfg.model.gamma != 0:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the paper's network is ReLU)")
+    out += rate_failures(cfg)
     if not cfg.model.train_output:
         out.append("the output layer is frozen (the paper trains both layers)")
     if not ((y > 0).any() and (y < 0).any()) or (y == 0).any():

@@ -48,6 +48,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
 )
@@ -340,7 +341,7 @@ def assumption_failures(traj: Trajectory) -> list[str]:
         out.append("the output layer is frozen (the paper trains both layers)")
     if cfg.init.scheme != "balanced":
         out.append(f"the start is {cfg.init.scheme}, not balanced (|a_j| = ‖w_j‖)")
-    return out
+    return out + rate_failures(cfg)
 
 
 def _name(base: str, tr: Trajectory) -> str:

@@ -79,6 +79,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
     unmeasured,
@@ -392,6 +393,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append(f"α = γ = {cfg.model.gamma:g}: the theorem is for leaky ReLU, 0 < α < 1")
     if not cfg.model.train_output:
         out.append("the output layer is frozen (the theorem trains both layers)")
+    out += rate_failures(cfg)
     if not out:
         why = _mm(traj).failure()
         if why:

@@ -38,6 +38,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
     scale_width_gamma_knobs,
@@ -157,6 +158,7 @@ def assumption_failures(traj: Trajectory) -> list[str]:
         out.append("the output layer is frozen (the theorem trains both layers)")
     if cfg.init.scheme != "balanced":
         out.append(f"the start is {cfg.init.scheme}, not balanced (|a_j| = ‖w_j‖, eq. 3)")
+    out += rate_failures(cfg)
     mu = separability(traj.X, traj.y)
     if not mu > 0:
         out.append(f"the data are not separable in Assumption 1's sense: μ = min cos(y_i x_i, "
@@ -198,7 +200,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append(f"the loss is {cfg.loss.kind}, not exponential or logistic")
     if cfg.model.gamma != 0:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the paper's network is ReLU)")
-    return out
+    return out + rate_failures(cfg)
 
 
 def cone_claim(tr: Trajectory) -> Claim:

@@ -60,6 +60,7 @@ from .base import (
     full_w,
     gate,
     loss_and_series,
+    rate_failures,
     run_label,
     run_name,
 )
@@ -128,7 +129,7 @@ def setting_failures(traj: Trajectory) -> list[str]:
         out.append(f"the loss is {cfg.loss.kind}, not exponential")
     if cfg.model.gamma != 0:
         out.append(f"γ = {cfg.model.gamma:g}: leaky ReLU (the setting is ReLU)")
-    return out
+    return out + rate_failures(cfg)
 
 
 def _name(base: str, tr: Trajectory) -> str:

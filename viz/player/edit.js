@@ -115,8 +115,8 @@
   function mod(a) { return ((a % TAU) + TAU) % TAU; }
 
   /** The predicted end of the alignment phase (dynamics.timescales): t = max(ln(w⋆ / ‖w(0)‖),
-   * 1)/r, r = c·max(G_max, −G_min, max_i |G(±x_i/‖x_i‖)|), w⋆ = √(ȳ/(c·m̄)); NaN when nothing
-   * grows. */
+   * 1)/r, r = c·max(G_max, −G_min, max_i |G(±x_i/‖x_i‖)|)·√(η_w η_a) (`ed.rate`), w⋆ = √(ȳ/(c·m̄));
+   * NaN when nothing grows. */
   function alignEnd(ed, X, y, b, ex) {
     let g = 0;
     for (const e of ex) g = Math.max(g, e.kind === "max" ? e.value : -e.value);
@@ -125,7 +125,7 @@
       if (n > 0) g = Math.max(g, Math.abs(gValue([x[0] / n, x[1] / n], X, b, ed.gamma)),
                               Math.abs(gValue([-x[0] / n, -x[1] / n], X, b, ed.gamma)));
     }
-    const r = ed.c * g;
+    const r = ed.c * g * (ed.rate || 1);
     if (!(r > 0) || !isFinite(r)) return NaN;
     let ybar = 0;
     for (const v of y) ybar += Math.abs(v);
@@ -246,6 +246,7 @@
     const none = (why) => ({ verdict: null, why: why, tCone: NaN, tAlign: NaN });
     const esc = (why) => ({ verdict: "escape", why: why, tCone: NaN, tAlign: NaN });
     if (!tp || ed.loss !== "square") return none("the trap is a square-loss effect of inputs in the plane");
+    if (tp.blocked) return none(tp.blocked);
     if (ed.gamma !== 0) return esc(`leaky ReLU (γ = ${ed.gamma}): every neuron keeps a slope on every point, so none is frozen out of the fit`);
     if (!tp.start_ok) return esc(`a ${tp.scheme} start: neurons with |a_j| < ‖w_j‖ keep a norm that can grow at the least-squares line`);
     const R = ed.reduction === "mean" ? 1 / Math.max(1, y.length) : 1;
