@@ -3,6 +3,7 @@ message (dynamics.warmup, ui.startup)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 from dynamics import warmup
@@ -36,37 +37,47 @@ def test_warm_kernels_runs_once_and_reports_ready() -> None:
     assert warmup.state().as_dict()["ready"] is True
 
 
-def test_a_visitor_during_start_up_gets_the_figure_at_once_or_the_message(monkeypatch,
-                                                                           tmp_path) -> None:
+def test_a_visitor_during_start_up_gets_the_figure_at_once_or_the_message(tmp_path) -> None:
     """The page's side, under AppTest, while the compilation is under way (the warm-up's state
     and its thread holding the kernels, as `warm_kernels` has them): the default run is
     computed at once with the kernels uncompiled and its figure drawn, with the note under it;
     a run too large for that shows the progress message instead of a blank page; once the
-    kernels are ready, the page itself with the exact run."""
-    import dynamics.service
+    kernels are ready, the page itself with the exact run. In a fresh interpreter, as a new
+    server is: a worker that ran other pages holds their runs and figures in memory (the page
+    then shows the default figure without running anything)."""
+    import subprocess
+    import sys
+
+    from devtools.server import REPO_ROOT
+
+    env = {**os.environ, "EAE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO_ROOT)}
+    r = subprocess.run([sys.executable, "-c",
+                        "from tests.test_startup import _visitor_during_start_up as f; f()"],
+                       cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.stdout[-2000:],
+                                                                   r.stderr[-3000:])
+
+
+def _visitor_during_start_up() -> None:
     from devtools.apptest import players, run_page
     from devtools.server import REPO_ROOT
-    from dynamics.service import Service
     from tests.test_uncompiled import compiling_elsewhere
 
-    # a server of its own: the worker's service may hold the default run from another test
-    # (then no run is computed at all, provisional or not)
-    monkeypatch.setattr(dynamics.service, "_default", Service(tmp_path))
-    monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3,
-                                                        expected_s=25.0, running=True))
+    warmup._st = warmup._Progress(started=time.time(), total=3, expected_s=25.0, running=True)
     with compiling_elsewhere():
         at = run_page(REPO_ROOT / "app.py")
         assert not at.exception and players(at)  # the figure, at once
         notes = " ".join(c.value for c in at.caption)
-        assert "not compiled yet" in notes and "replaces this figure by itself" in notes
+        assert "not compiled yet" in notes and "replaces this figure by itself" in notes, notes
         assert not at.get("progress")
         big = run_page(REPO_ROOT / "app.py", {"data.kind": "teacher", "data.n": "200",
                                               "data.d": "10", "model.width": "100"})
         texts = " ".join(p.proto.text for p in big.get("progress"))
         assert "compiles the simulation kernels" in texts and "0 of 3 done" in texts
         assert not players(big)  # this run waits for the compiler
-    monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3, done=3,
-                                                        ready=True))
+    warmup._st = warmup._Progress(started=time.time(), total=3, done=3, ready=True)
     at.run()
     assert not at.exception and players(at) and not at.get("progress")
     assert "not compiled yet" not in " ".join(c.value for c in at.caption)
+    print("ok")
