@@ -86,3 +86,19 @@ def test_numbers_are_written_for_reading():
     assert num(3.2e-6) == "3.2·10⁻⁶" and num(1e-20) == "10⁻²⁰" and num(0.693) == "0.693"
     assert num(float("nan")) == "—"
     assert times(1.34) == "×1.3" and times(40.2) == "×40" and times(2e5) == "×10⁵"
+
+
+def test_the_start_is_called_tiny_only_when_it_is():
+    """Boursier & Flammarion's large-init preset (λ = 1) opened with "every neuron is tiny
+    (largest ‖w‖ 0.25)": a start is tiny when the norms have two decades to grow."""
+    from dynamics.papers import PAPERS
+
+    small = simulate(Config.from_dict({"model": {"width": 12}, "init": {"scale": 1e-4},
+                                       "record": {"frames": 20}}))
+    large = simulate(PAPERS["boursier"].presets(True)["three_point_large_init"])
+    tiny, big = captions(small, None, [0])[0], captions(large, None, [0])[0]
+    assert tiny.startswith("Start: every neuron is tiny")
+    top = float(np.nanmax(large.norms[0]))
+    assert top > 0.01 * float(np.nanmax(large.norms))  # not tiny: the rule's input
+    assert "tiny" not in big.split("(")[0] and big.startswith("Start: the neurons are not small")
+    assert num(top, 2) in big

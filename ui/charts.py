@@ -18,12 +18,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from viz.options import FigureOptions
+from viz.payload import header_of
 from viz.player import design_height, fit_static_height
 from viz.style import plotly_config
 
 from . import player
 from .figures import Shown
 from .presenter import FIG_KEY_PREFIX
+from .text import plain
 
 LAST_KEY = "_eae.last_figure."  # session key prefix of the remembered figures
 STALE_CSS = """<style>
@@ -51,8 +53,20 @@ def animated(shown: Shown, *, key: str, presenter: bool = False,
     if not stale:
         st.session_state[LAST_KEY + key] = (shown, presenter, filename)
     with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
-        return player.show(shown, key=key, presenter=presenter, stale=stale,
-                           family=family, filename=filename, edit=None if stale else edit)
+        event = player.show(shown, key=key, presenter=presenter, stale=stale,
+                            family=family, filename=filename, edit=None if stale else edit)
+    if presenter and not stale and (line := glossary(shown)):  # the figure fills the window:
+        st.caption(plain(line))  # its symbols are defined just under it
+    return event
+
+
+def glossary(shown: Shown) -> str:
+    """The figure's glossary line (`viz.glossary`, in its layout's meta), or ""."""
+    try:
+        meta = header_of(shown.payload).get("layout", {}).get("meta")
+    except ValueError:
+        return ""
+    return str(meta.get("glossary") or "") if isinstance(meta, dict) else ""
 
 
 def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = True,
@@ -109,4 +123,4 @@ def stale(key: str, reason: str | None = None, presenter: bool | None = None) ->
     return True
 
 
-__all__ = ["animated", "chart", "has_last", "options_of", "stale"]
+__all__ = ["animated", "chart", "glossary", "has_last", "options_of", "stale"]

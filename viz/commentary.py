@@ -99,13 +99,20 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+TINY = 0.01  # the start is "tiny" when the largest ‖w_j‖ has two decades or more to grow
+
+
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
-              loss0: float, acc: float, n_active: float, first: bool) -> str:
+              loss0: float, acc: float, n_active: float, first: bool, peak: float) -> str:
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
     big = num(top, 2)
+    if first and not top <= TINY * peak:  # a large start: the norms have little to grow
+        return (f"Start: the neurons are not small (largest ‖w‖ {big}, the largest it gets "
+                f"is {num(peak, 2)}), so there is no long stretch of tiny norms: press ▶, "
+                "watch them turn and grow together.")
     if first:
-        return (f"Start: every neuron is tiny (largest ‖w‖ {big}) and points its own way: "
-                f"press ▶, watch {w.start}.")
+        return (f"Start: every neuron is tiny (largest ‖w‖ {big}, against {num(peak, 2)} "
+                f"later) and points its own way: press ▶, watch {w.start}.")
     if key == "alignment":
         return f"{plain}: {w.turn}; largest ‖w‖ {big} ({grow}), loss still {num(loss)}."
     if key == "aligned":
@@ -160,6 +167,8 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
         tops = np.nanmax(np.where(np.isfinite(norms), norms, np.nan), axis=1) \
             if norms.size else np.zeros(t.size)
     top0 = float(tops[0]) if tops.size else float("nan")
+    with np.errstate(all="ignore"):
+        peak = float(np.nanmax(tops)) if np.isfinite(tops).any() else float("nan")
     loss0 = float(loss[0]) if loss.size else float("nan")
     markers = analysis.markers if analysis is not None else ()
     out: list[str] = []
@@ -180,7 +189,7 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
             key = phase_key(ph.name) if ph is not None else ""
         grow = times(float(tops[f]) / top0) if top0 > 0 else "×—"
         text = _sentence(ph, key, where, float(tops[f]), grow, float(loss[f]), loss0,
-                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0)
+                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0, peak)
         now = _passed(markers, prev, tf) if f > 0 else ""
         if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
             event = now.removeprefix(" Now: ").rstrip(".")

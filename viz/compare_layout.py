@@ -16,8 +16,9 @@ from dynamics.trajectory import Trajectory
 from .header import DESIGN_WIDTH_PX
 from .label_layout import PANEL_PX, text_px
 from .neuron_panel import PANEL_LIMIT
-from .phase_strip import Strip, strip_items
+from .phase_strip import Strip
 from .scene import Panel
+from .strip_draw import strip_items
 from .style import GRID, INK, Style
 from .time_axes import TimeAxisSpec, log_dtick
 

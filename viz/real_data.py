@@ -29,9 +29,10 @@ from dynamics.trajectory import Trajectory
 
 from .commentary import REAL_DATA, captions
 from .options import FigureOptions
-from .phase_strip import plan_strip, strip_items, tint_shapes
+from .phase_strip import plan_strip
 from .player import fit_any_height, frame_ms
 from .scene import Frames, Panel, Scene, grid, panel_title
+from .strip_draw import strip_items, tint_shapes
 from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba
 from .time_axes import fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
 from .time_panels import cursor_trace
@@ -236,7 +237,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     # the phase strip over each column of time panels (their top titles move up over it),
     # and a faint tint of its first row on every time panel
     strip = plan_strip(analysis, spec, style, axis_px=STRIP_AXIS_PX, max_rows=1,
-                       max_lanes=1, markers=False, inside_first=True, size=style.small * 0.8)
+                       max_lanes=1, markers=False, size=style.small * 0.8)
     time_axes = [(p.x, p.y) for p, _r, _l in time_panels]
     shapes += tint_shapes(strip, time_axes)
     anns: list[dict] = []

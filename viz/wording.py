@@ -36,10 +36,15 @@ PHASE_WORDS: dict[str, PhaseWords] = {
     "OLS plateau": PhaseWords("stuck on the least-squares fit", "stuck",
                               "Boursier & Flammarion"),
     "saddle escape": PhaseWords("loss starts to fall", "escape"),
-    "Phase I": PhaseWords("I: neurons condense", "I", "Wang & Ma"),
-    "Phase II": PhaseWords("II: accuracy plateau", "II", "Wang & Ma"),
-    "Phase III": PhaseWords("III: + neurons leave x₋", "III", "Wang & Ma"),
-    "Phase IV": PhaseWords("IV: − neurons return to x₊", "IV", "Wang & Ma"),
+    "Phase I": PhaseWords("I: neurons condense", "I: bunch up", "Wang & Ma"),
+    "Phase II": PhaseWords("II: accuracy plateau", "II: accuracy stuck", "Wang & Ma"),
+    "Phase III": PhaseWords("III: + neurons leave x₋", "III: + off x₋", "Wang & Ma"),
+    "Phase IV": PhaseWords("IV: − neurons return to x₊", "IV: − on x₊", "Wang & Ma"),
+    "early phase": PhaseWords("neurons line up, the net acts linear", "neurons line up"),
+    "late phase": PhaseWords("margin grows, neurons turn to the widest-margin line",
+                             "margin grows"),
+    "saddle (one group fitted)": PhaseWords("one sign fitted, the other waits",
+                                            "one sign fitted"),
 }
 
 # generic phases that restate what a curve shows: folded into the hover of a drawn phase
@@ -51,7 +56,7 @@ MARKER_WORDS: dict[str, str] = {
     "saddle escape": "loss starts to fall",
     "plateau escape": "loss leaves a plateau",
     "patterns settle": "patterns settle",
-    "Min et al. T bound": "theory: alignment bound T",
+    "Min et al. T bound": "theory: aligned by T",
     "Min et al. cones reached": "neurons in their cones",
     "ln(1/λ)/‖γ_[n]‖": "theory: alignment time",
     "Phase IV (predicted)": "theory: Phase IV",

@@ -750,11 +750,11 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         out.phases.append(Phase("early phase", 0.0, t_m, "detected",
                                 f"mean y_i f(x_i) below {tol.get('early_fit', 0.1):g} "
                                 f"(predicted end {fmt(t_p)}, (D2))",
-                                "neurons turn to ±μ, classifier linear"))
+                                "neurons line up, the net acts linear"))
         t_esc = phases.saddle_escape(traj) or t_m
         out.phases.append(Phase("late phase", max(t_m, t_esc), float(traj.t[-1]), "detected",
                                 "the loss falls; the normalised margin rises to q*",
-                                "margin grows slowly, neurons turn to w*"))
+                                "margin grows, neurons turn to the widest-margin line"))
     why = mm.failure()
     out.notes.append(f"max-margin linear classifier: γ* = {mm.gamma_star:.4g}, q* = "
                      f"{mm.q_star:.4g} ({mm.solution.note()})" if why is None else
