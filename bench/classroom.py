@@ -17,7 +17,10 @@ into numba's disk cache first, the start-up warm-up waited for), then:
 2. `--pause` seconds later, (b) each changes the width (`width m`) to a different value, the
    changes spread evenly over `--window` seconds: time to chart = from the rerun message to the
    new figure's payload fetched (its title is checked to name the new width);
-3. (c) the health endpoint is polled every 100 ms from its own thread throughout: max and p95
+   With `--edits K`, then (c) K of them drag a data point of their figure at once for
+   `--edit-seconds` (`drag_one`: the player's posts to the edit route, one in flight each):
+   edits answered per student per second and their latency;
+3. the health endpoint is polled every 100 ms from its own thread throughout: max and p95
    latency per phase and overall;
 4. (d) the server tree's RSS (VmRSS of the server and its children, e.g. Dask workers) at start
    (after the warm-up visit), its peak, and `--rss-wait` seconds after every session closed;
@@ -91,6 +94,8 @@ class Options:
     quick: bool = False
     keep_profile: Path | None = None  # where to copy py-spy's raw samples
     families: int = 0  # students who reach for the scrub slider (their player fetches families)
+    edits: int = 0  # students who then drag a data point for `edit_s` seconds (ui.edits)
+    edit_s: float = 10.0
 
 
 QUICK = {"students": 6, "window_s": 2.0, "pause_s": 1.0, "rss_wait_s": 10.0, "cpu_charts": 2}
@@ -500,6 +505,17 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
                 [s for s in sessions[:opts.families] if s is not None], tb, opts.timeout_s)
             log(f"    families: {report['families']}")
 
+        if opts.edits:  # (c) students drag a data point of their figure at once
+            load0, cpu0, te = loadavg(), tree_cpu_s(pid), time.monotonic()
+            drags = loop.run(_all(drag_one(i, sessions[i], opts.edit_s)
+                                  for i in range(min(opts.edits, n))))
+            te1 = time.monotonic()
+            phases["edits"] = {**edit_stats(drags), "wall_s": _r(te1 - te),
+                               "server_cpu_s": _r(tree_cpu_s(pid) - cpu0),
+                               "health": _health(health.window(te, te1)),
+                               "loadavg_before": load0, "loadavg_after": loadavg()}
+            log(f"(c) edits: {phases['edits']}")
+
         # every session closes; memory 60 s later
         stats = [s.stats for s in sessions if s is not None]
         loop.run(_all(s.close() for s in sessions if s is not None))
@@ -553,6 +569,47 @@ def run(opts: Options, log: Any = print) -> dict[str, Any]:
     tmp.cleanup()
     report["loadavg_end"] = loadavg()
     return report
+
+
+async def drag_one(i: int, s: AsyncSession | None, seconds: float) -> dict[str, Any]:
+    """Student i drags the first data point of the figure on screen for `seconds` as the
+    player does: one edit in flight at a time, the next posted when the last answered, the
+    angle moving 3° per edit (its own path, so no two students share a run)."""
+    out: dict[str, Any] = {"who": f"p{i}", "answered": 0, "errors": [], "latency_s": []}
+    if s is None or s.edit_url is None:
+        out["errors"].append("no session or no editable figure")
+        return out
+    t0, k = time.monotonic(), 0
+    while time.monotonic() - t0 < seconds:
+        k += 1
+        angle = round(15.0 + 0.37 * i + 3.0 * k, 4)
+        fields = {"angles_deg": [angle, 75.0, 195.0, 255.0], "radii": [1.0, 1.0, 1.0, 1.0],
+                  "labels": [1.0, 1.0, -1.0, -1.0]}
+        try:
+            got = await s.post_edit(fields)
+        except Exception as e:  # a participant's failure is a result
+            out["errors"].append(f"{type(e).__name__}: {e}"[:200])
+            continue
+        if got.status == 200 and got.body.startswith(b"EAEP"):
+            out["answered"] += 1
+            out["latency_s"].append(got.seconds)
+        else:
+            out["errors"].append(f"{got.status}: {got.body[:120]!r}")
+    out["seconds"] = time.monotonic() - t0
+    return out
+
+
+def edit_stats(drags: list[dict[str, Any]]) -> dict[str, Any]:
+    """Edits answered per student per second, latency p50/p95/max, errors."""
+    lat = [x for d in drags for x in d["latency_s"]]
+    rates = [d["answered"] / d["seconds"] for d in drags if d.get("seconds")]
+    return {"students": len(drags), "answered": sum(d["answered"] for d in drags),
+            "per_student_per_s": {"min": _r(min(rates, default=0.0)),
+                                  "median": _r(statistics.median(rates)) if rates else None},
+            "latency_s": {"p50": _r(pct(lat, 50)), "p95": _r(pct(lat, 95)),
+                          "max": _r(max(lat, default=0.0))},
+            "errors": sum(len(d["errors"]) for d in drags),
+            "first_errors": [e for d in drags for e in d["errors"]][:3]}
 
 
 def family_waits(sessions: list[AsyncSession], since: float, timeout: float
@@ -748,6 +805,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--families", type=int, default=0,
                     help="students who reach for the scrub slider: their player fetches the "
                          "scrub family of each figure (default 0: the class only watches)")
+    ap.add_argument("--edits", type=int, default=0,
+                    help="students who then drag a data point for --edit-seconds, all at once "
+                         "(the edit route, one edit in flight each; default 0)")
+    ap.add_argument("--edit-seconds", type=float, default=10.0,
+                    help="length of each student's drag with --edits (10)")
     ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for the server (repeatable), e.g. "
                          "EAE_PREFETCH=0 or STREAMLIT_RUNNER_POST_SCRIPT_GC=false")
@@ -771,7 +833,8 @@ def options_from(args: argparse.Namespace) -> Options:
                    rss_wait_s=pick(args.rss_wait, "rss_wait_s"),
                    timeout_s=args.timeout, cpu_charts=pick(args.cpu_charts, "cpu_charts"),
                    profile=args.profile, warm=not args.no_warm, env=tuple(env),
-                   quick=args.quick, families=args.families,
+                   quick=args.quick, families=args.families, edits=args.edits,
+                   edit_s=args.edit_seconds,
                    keep_profile=args.json.with_suffix(".pyspy.txt")
                    if args.profile and args.json else None)
 

@@ -33,6 +33,8 @@ TOOLS = {
     "figures": ("bench.bench_figures", "server CPU and bytes of a new chart, per page figure"),
     "drag": ("bench.bench_drag", "scrub a control live: family arrival, updates per second "
              "while dragging ε and γ (real Chromium)"),
+    "edit": ("bench.bench_edit", "move a data point in the neuron panel: theory updates and "
+             "runs per second while dragging, release to the new animation (real Chromium)"),
     "precompute": ("bench.precompute", "auto end time and analysis at every size up to the "
                    "limits, before -> after"),
     "soak": ("bench.soak", "protocol-level sessions for minutes: RSS, files, threads, cache"),

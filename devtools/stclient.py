@@ -384,6 +384,7 @@ class AsyncSession:
         self._error: BaseException | None = None
         self.cookies: dict[str, str] = {}
         self._file_urls: dict[str, Any] = {}
+        self.edit_url: str | None = None  # the figure on screen's data-edit route, if any
 
     # ------------------------------------------------------------------ opening, closing
     @classmethod
@@ -692,6 +693,8 @@ class AsyncSession:
         p = _player(path, ci)
         if p is None or p.stale:
             return
+        if isinstance(p.args.get("edit"), str):  # where this figure's data edits go
+            self.edit_url = p.args["edit"]
         if p.fig_key not in self.charts:
             self.charts[p.fig_key] = Chart("player", p.fig_key, time.monotonic(), src=p.src)
             if self.fetch and p.src:
@@ -750,6 +753,18 @@ class AsyncSession:
             self.stats.fetch_bytes += got.wire_bytes
             if got.status != 200:
                 self.stats.fetch_errors.append(f"asset: {got.status}")
+
+    async def post_edit(self, fields: dict[str, Any]) -> HttpResult:
+        """POST a data edit of the figure on screen, as the player does while a point is
+        dragged (`ui.edits`): its answer is the new figure's payload (or JSON: an error)."""
+        if self.edit_url is None:
+            raise ClientError("the figure on screen takes no data edits")
+        body = json.dumps({"fields": fields}).encode()
+        got = await aget(self.base_url + self.edit_url, self.timeout, method="POST", data=body,
+                         headers={"Content-Type": "application/json", **self._cookie_header()})
+        self.stats.fetches += 1
+        self.stats.fetch_bytes += got.wire_bytes
+        return got
 
     def _start_family(self, player: Player) -> None:
         sig = json.dumps(player.family)

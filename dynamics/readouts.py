@@ -53,9 +53,10 @@ def network_outputs(traj: Trajectory, X: np.ndarray) -> tuple[np.ndarray, np.nda
     step = max(1, OUTPUT_CHUNK // max(m * n, 1))
     with np.errstate(all="ignore"):  # a diverged frame gives inf/NaN, as the kernels do
         for lo in range(0, frames.size, step):
-            Z = np.einsum("kjd,nd->kjn", W[lo:lo + step], X)
-            out[lo:lo + step] = c * np.einsum("kj,kjn->kn", a[lo:lo + step],
-                                              np.where(Z > 0.0, Z, gamma * Z))
+            Wk = W[lo:lo + step]  # one BLAS product (einsum's loop is ~10× slower at d = 1024)
+            Z = (Wk.reshape(-1, Wk.shape[-1]) @ X.T).reshape(Wk.shape[0], m, n)
+            S = np.where(Z > 0.0, Z, gamma * Z)
+            out[lo:lo + step] = c * np.matmul(a[lo:lo + step, None, :], S)[:, 0, :]
     return frames, out
 
 

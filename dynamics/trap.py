@@ -106,9 +106,9 @@ def _journey(arcs: list[_Arc], k: int, theta: float, c: float) -> float:
         direction = step
         exit_at = arc.end if step > 0 else arc.start
         da, db = _dist(theta, thv), _dist(exit_at, thv)
-        if da >= math.pi - 1e-12:
-            return math.inf  # at a minimum: it never leaves
-        t += math.log(math.tan(da / 2) / max(math.tan(db / 2), 1e-300)) / (c * vn)
+        if da >= math.pi - 1e-12 or db <= 1e-12:
+            return math.inf  # at a minimum it never leaves; to θ_v on the edge it only tends
+        t += math.log(math.tan(da / 2) / math.tan(db / 2)) / (c * vn)
         theta = exit_at
         k = (k + step) % n
     return math.inf

@@ -108,8 +108,10 @@ def begin() -> None:
             _st.expected_s = WARM_S if _cache_is_warm() else COLD_S
 
 
-def warm_kernels() -> WarmState:
-    """Run the warm-up simulations once in this process (later calls return at once)."""
+def warm_kernels(apart: bool = True) -> WarmState:
+    """Run the warm-up simulations once in this process (later calls return at once); with a
+    cold cache and `apart`, compiled in a subprocess first (`_compile_in_a_subprocess`), else
+    here (a process that must compile its own kernels: `dynamics.same_bits`)."""
     begin()
     with _lock:
         if _st.running or _st.ready:
@@ -122,7 +124,7 @@ def warm_kernels() -> WarmState:
     try:
         from .config import Config
         from .simulate import simulate
-        compiled_apart = not _cache_is_warm() and _compile_in_a_subprocess()
+        compiled_apart = apart and not _cache_is_warm() and _compile_in_a_subprocess()
         for c in configs:  # (after the subprocess: loaded from numba's cache, ~2 s)
             simulate(Config.from_dict(c))
             if not compiled_apart:

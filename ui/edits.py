@@ -4,7 +4,8 @@ the pointer rests or on release, without a page rerun (`ui.server`'s `edit/<id>`
 The Explorer registers, for the figure on screen, the settings it shows (`offer`: the link's
 Config, the auto end time flag, the figure options and the visitor's session), and gives the
 player the route's address. The player posts a data edit — only the data fields of the run's
-kind (`viz.data_edit`: `points` angles, radii, labels; `clusters` centres' angles and labels;
+kind (`FIELDS`, `viz.data_edit`: `points` angles, radii, labels; `clusters` centres' angles
+and labels; `vectors` points and labels; `two_signals` the angle and the two norms;
 `three_point` x and y), as JSON of at most `MAX_BODY` bytes — and `apply` makes the new Config
 through the same validation as a link (`Config.from_dict`: every bad field named, nothing
 changed silently), refuses a run estimated above the server's `click_to_run_s` (a preview is
@@ -35,7 +36,8 @@ from . import figures, server, turns
 MAX_BODY = 256_000  # bytes of an edit (20,000 points' three numbers fit with room)
 OFFERS_MAX = 256  # sessions whose edit base is remembered (the oldest forgotten first)
 FIELDS = {"points": ("angles_deg", "radii", "labels"), "clusters": ("angles_deg", "labels"),
-          "three_point": ("x", "y")}
+          "three_point": ("x", "y"), "vectors": ("points", "labels"),
+          "two_signals": ("angle_deg", "norm_plus", "norm_minus")}
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ def editable(config: Config) -> bool:
     """Whether the run's data can be moved in the panel (a kind of `FIELDS`, two inputs)."""
     data = config.data
     if data.kind not in FIELDS:
+        return False
+    if data.kind == "vectors" and any(len(p) != 2 for p in data.points):
         return False
     return data.kind == "three_point" or not getattr(data, "bias", False)
 

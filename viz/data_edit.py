@@ -2,18 +2,20 @@
 draw the theory that follows a moved point at display rate (`viz/player/edit.js`).
 
 Editable runs: `points` (each point a handle: angle, radius, label), `clusters` (each centre a
-handle; its samples move with it — the noise is drawn apart from the centres) and
-`three_point` (each x_i a handle on the line bias = 1; its target y_i stays), all of input
-dimension 2 (no appended bias for points and clusters). The description carries the data in
-input space, the handles, the model's field — b_i = −R s_i ∂ℓ(0, y_i)/∂ŷ, with which the browser
-computes G(w) = Σ_i b_i σ(⟨w, x_i⟩), its extremal directions (the exact sweep of
-`dynamics.extremal`), the on/off edges ⟨w, x_i⟩ = 0 — and the pieces of the predicted alignment
-end of `dynamics.timescales` (t_align = max(ln(w*/‖w(0)‖), 1)/r, r = c·max(G_max, −G_min),
-w* = √(ȳ/(c·m̄)), ‖w(0)‖ = σ₀√d), which the browser evaluates for the moved data. The fields
-the page edits are named in `fields`; limits in `limits`; for the three-point data, `trap`:
-Boursier–Flammarion's trap predicted from the data (`dynamics.trap`, which the browser
-re-evaluates for moved data) and what the run did (`boursier.trap_state`). Pure: Trajectory
-in, dict out.
+handle; its samples move with it — the noise is drawn apart from the centres), `vectors` (each
+point a handle, moved freely), `two_signals` (x₊ along its axis, x₋ anywhere in the upper half
+plane; their copies move with them) and `three_point` (each x_i a handle on the line
+bias = 1; its target y_i stays), all of input dimension 2 (no appended bias otherwise). The
+description carries the data in input space, the handles, the model's field —
+b_i = −R s_i ∂ℓ(0, y_i)/∂ŷ, with which the browser computes G(w) = Σ_i b_i σ(⟨w, x_i⟩), its
+extremal directions (the exact sweep of `dynamics.extremal`), the on/off edges ⟨w, x_i⟩ = 0 —
+and the pieces of the predicted alignment end of `dynamics.timescales`
+(t_align = max(ln(w*/‖w(0)‖), 1)/r, r = c·max(G_max, −G_min), w* = √(ȳ/(c·m̄)),
+‖w(0)‖ = σ₀√d), which the browser evaluates for the moved data. The fields
+the page edits are named in `fields`; limits in `limits`; what a click may do in `can`; for
+the three-point data, `trap`: Boursier–Flammarion's trap predicted from the data
+(`dynamics.trap`, which the browser re-evaluates for moved data) and what the run did
+(`boursier.trap_state`). Pure: Trajectory in, dict out.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dynamics.trajectory import Trajectory
 
 from .time_axes import TimeAxisSpec
 
-EDITABLE = ("points", "clusters", "three_point")
+EDITABLE = ("points", "clusters", "three_point", "two_signals", "vectors")
 
 
 def _r(v: Any, digits: int = 9) -> list[Any]:
@@ -59,6 +61,19 @@ def edit_spec(traj: Trajectory, spec: TimeAxisSpec) -> dict[str, Any] | None:
         labels = list(data.labels)
         fields = {"angles_deg": list(data.angles_deg), "labels": list(data.labels),
                   "radius": data.radius}
+    elif data.kind == "two_signals":
+        handles = np.array([[data.norm_plus, 0.0],
+                            data.norm_minus * np.array([math.cos(math.radians(data.angle_deg)),
+                                                        math.sin(math.radians(data.angle_deg))])])
+        groups = [0] * data.n_per + [1] * data.n_per
+        labels = [1.0, -1.0]
+        fields = {"angle_deg": data.angle_deg, "norm_plus": data.norm_plus,
+                  "norm_minus": data.norm_minus}
+    elif data.kind == "vectors":
+        handles = X.copy()
+        groups = list(range(len(X)))
+        labels = list(data.labels)
+        fields = {"points": [list(p) for p in data.points], "labels": list(data.labels)}
     else:
         handles = X.copy()
         groups = list(range(len(X)))
@@ -77,6 +92,11 @@ def edit_spec(traj: Trajectory, spec: TimeAxisSpec) -> dict[str, Any] | None:
         "limits": {"max_points": lim.max_points if data.kind != "clusters"
                    else max(1, lim.max_points // max(1, getattr(data, "n_per", 1))),
                    "min_points": 1},
+        # what a click may do besides moving: add a point (a label to give it), remove one,
+        # flip its label (x₊ and x₋ of two signals only move; three points' targets stay)
+        "can": {"add": data.kind in ("points", "clusters", "vectors"),
+                "remove": data.kind != "two_signals",
+                "flip": data.kind in ("points", "clusters", "vectors")},
         "trap": _trap(traj) if data.kind == "three_point" else None,
     }
 

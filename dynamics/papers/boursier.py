@@ -579,7 +579,7 @@ PAPER = Paper(
     showcases=(
         Showcase("three_point_balanced", "Boursier & Flammarion · the trap",
                  "Three 1-D points: early alignment lands the network on the least-squares "
-                 "line."),
+                 "line. Drag the middle point along its line until the network escapes."),
         Showcase("three_point_leaky", "Boursier & Flammarion · the escape",
                  "The same data with a leaky ReLU: the network escapes and fits."),
     ),

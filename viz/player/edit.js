@@ -172,8 +172,8 @@
       direction = step;
       const exit = step > 0 ? arc.end : arc.start;
       const da = dist(theta, thv), db = dist(exit, thv);
-      if (da >= Math.PI - 1e-12) return Infinity;
-      t += Math.log(Math.tan(da / 2) / Math.max(Math.tan(db / 2), 1e-300)) / (c * vn);
+      if (da >= Math.PI - 1e-12 || db <= 1e-12) return Infinity;
+      t += Math.log(Math.tan(da / 2) / Math.tan(db / 2)) / (c * vn);
       theta = exit;
       k = ((k + step) % n + n) % n;
     }
@@ -286,8 +286,7 @@
   EAE.editor = function (P, plot, root, el, onEvent) {
     const bar = el("div", "eae-edit", root);
     bar.hidden = true;
-    const hint = el("span", "eae-edit-hint", bar,
-                    "Move the data: drag a point (Shift: whole degrees)");
+    const hint = el("span", "eae-edit-hint", bar, "");
     const toggle = el("span", "eae-edit-label", bar);
     el("span", null, toggle, " · a click adds a point labelled ");
     const plus = el("button", "eae-edit-plus eae-on", toggle, "+1");
@@ -333,9 +332,13 @@
       E.ed = ed || null;
       bar.hidden = !ed;
       if (!ed) { stopEditing(); return; }
-      toggle.hidden = ed.kind === "three_point";  // its targets y cannot be invented
+      toggle.hidden = !ed.can.add;  // (three points' targets y cannot be invented)
+      hint.textContent = ed.kind === "three_point"
+        ? "Move the data: drag a point along its line (Shift: steps of 0.05)"
+        : "Move the data: drag a point (Shift: whole degrees)"
+          + (ed.can.flip || ed.can.remove ? " · click one to flip or remove it" : "");
       trapBox.hidden = !ed.trap;
-      if (E.drag < 0) {
+      if (E.drag < 0 && !E.editing) {  // (while an edit is under way its data rule)
         // data the editor did not make (the page's own change): its history no longer applies
         if (E.data && JSON.stringify(E.data.fields) !== JSON.stringify(ed.fields)) {
           E.history = [];
@@ -404,9 +407,18 @@
               (P2[0][1] * p[0] + P2[1][1] * p[1]) * E.scale];
     }
 
+    /** The neuron panel's axes; while a point is held, as they were when it was taken (a
+     * run drawn meanwhile rebuilds the layout, and the point must stay under the pointer). */
     function axes() {
+      if (E.drag >= 0 && E.geom) return E.geom;
       const full = plot._fullLayout;
       return full && full.xaxis && full.yaxis && full.xaxis._length ? [full.xaxis, full.yaxis] : null;
+    }
+
+    function snapshotAxes() {
+      const a = axes();
+      return a ? a.map((ax) => ({ _offset: ax._offset, _length: ax._length, range: ax.range.slice() }))
+        : null;
     }
 
     function toPx(p) {
@@ -445,21 +457,48 @@
 
     /* -------------------------------------------------------------- edits of the data */
     /** Move handle i to input vector x (its kind's constraints), its rows with it. */
+    /** Move handle i toward input vector x within its kind's constraints (snap: whole
+     * degrees, or x to 0.05 on the three points' line), its rows with it. */
     function moveTo(i, x, snap) {
-      const d = E.data, kind = E.ed.kind;
-      let nx;
-      if (kind === "three_point") nx = [x[0], d.handles[i][1]];  // on the line bias = 1
-      else {
+      const d = E.data, f = d.fields, kind = E.ed.kind;
+      const tiny = 1e-3 * E.scale;
+      const p6 = (v) => +(+v).toPrecision(6);
+      const polar = function (lo, hi, fixedR) {  // an angle in [lo, hi] degrees and a radius
         let ang = Math.atan2(x[1], x[0]) * 180 / Math.PI;
         if (snap) ang = Math.round(ang);
-        let r = kind === "clusters" ? d.fields.radius : Math.max(Math.hypot(x[0], x[1]), 1e-3 * E.scale);
-        r = +r.toPrecision(6);
+        ang = +Math.min(hi, Math.max(lo, ang)).toFixed(4);
+        const r = fixedR !== undefined ? fixedR : p6(Math.max(Math.hypot(x[0], x[1]), tiny));
         const a = ang * Math.PI / 180;
-        nx = [r * Math.cos(a), r * Math.sin(a)];
-        if (kind === "clusters") d.fields.angles_deg[i] = +ang.toFixed(4);
-        else { d.fields.angles_deg[i] = +ang.toFixed(4); d.fields.radii[i] = r; }
+        return [ang, r, [r * Math.cos(a), r * Math.sin(a)]];
+      };
+      let nx;
+      if (kind === "three_point") {  // on the line bias = 1
+        const v = snap ? Math.round(x[0] * 20) / 20 : x[0];
+        f.x[i] = p6(v);
+        nx = [f.x[i], d.handles[i][1]];
+      } else if (kind === "two_signals" && i === 0) {  // x₊ stays on its axis
+        f.norm_plus = p6(Math.max(x[0], tiny));
+        nx = [f.norm_plus, 0];
+      } else if (kind === "two_signals") {  // x₋ at 0° < δ < 180° from it
+        const [ang, r, q] = polar(0.1, 179.9);
+        f.angle_deg = ang;
+        f.norm_minus = r;
+        nx = q;
+      } else if (kind === "vectors") {
+        const [, , q] = polar(-180, 180);
+        nx = snap ? q : [p6(x[0]), p6(x[1])];
+        f.points[i] = [p6(nx[0]), p6(nx[1])];
+        nx = f.points[i].slice();
+      } else if (kind === "clusters") {
+        const [ang, , q] = polar(-180, 180, f.radius);
+        f.angles_deg[i] = ang;
+        nx = q;
+      } else {
+        const [ang, r, q] = polar(-180, 180);
+        f.angles_deg[i] = ang;
+        f.radii[i] = r;
+        nx = q;
       }
-      if (kind === "three_point") d.fields.x[i] = +nx[0].toPrecision(6);
       const dx = nx[0] - d.handles[i][0], dy = nx[1] - d.handles[i][1];
       d.handles[i] = nx;
       d.groups.forEach(function (g, row) {
@@ -491,14 +530,22 @@
 
     function add(x) {
       const d = E.data, kind = E.ed.kind;
-      if (kind === "three_point" || d.handles.length >= E.ed.limits.max_points) return false;
+      if (!E.ed.can.add || d.handles.length >= E.ed.limits.max_points) return false;
       const ang = +(Math.atan2(x[1], x[0]) * 180 / Math.PI).toFixed(4);
       const lab = E.label;
-      d.fields.angles_deg.push(ang);
+      if (kind !== "vectors") d.fields.angles_deg.push(ang);
       d.fields.labels.push(lab);
       d.labels.push(lab);
       const i = d.handles.length;
-      if (kind === "clusters") {  // a new cluster: its samples as a copy of the first's noise
+      if (kind === "vectors") {
+        const p = [+x[0].toPrecision(6), +x[1].toPrecision(6)];
+        d.fields.points.push(p);
+        d.handles.push(p.slice());
+        d.X.push(p.slice());
+        d.y.push(lab);
+        d.sw.push(1);
+        d.groups.push(i);
+      } else if (kind === "clusters") {  // a new cluster: its samples as a copy of the first's noise
         const R = d.fields.radius, a = ang * Math.PI / 180;
         const c = [R * Math.cos(a), R * Math.sin(a)];
         const first = d.handles[0];
@@ -587,6 +634,7 @@
             if (seq !== E.seq) return;
             const t2 = performance.now();
             return P.quickShow(run, got.key).then(function () {
+              attach(run);  // its description (the trap's verdict of this run); data kept
               // where the time from a post to its figure went (benchmarks read it), ms
               E.timing = { run: t1 - t0, fetch: t2 - t1, draw: performance.now() - t2 };
               E.shownBody = body;
@@ -595,7 +643,11 @@
               E.lastRunAt = performance.now();
               if (body !== JSON.stringify({ fields: E.data.fields })) { post(); return; }  // moved on
               root.classList.remove("eae-edit-old");  // the figure shows these data now
-              if (E.drag < 0) { stopEditing(); tellPage(); } else paint();
+              if (E.drag < 0) {
+                stopEditing();
+                tellPage();
+                if (E.ed && E.ed.trap) showTrap(E.ed.trap, E.ed.trap.run);  // this run's
+              } else paint();
             });
           });
         })
@@ -691,9 +743,14 @@
         ctx.setLineDash(kind === "max" ? [] : [10, 6]);
         ctx.beginPath(); ctx.moveTo(O[0], O[1]); ctx.lineTo(tip[0], tip[1]); ctx.stroke();
         ctx.setLineDash([]);
-        ctx.textAlign = tip[0] >= O[0] ? "left" : "right";
-        ctx.fillText(kind === "max" ? "where positive neurons go" : "where negative neurons go",
-                     tip[0] + (tip[0] >= O[0] ? 6 : -6), tip[1] + (tip[1] < O[1] ? -6 : 14));
+        const text = kind === "max" ? "where positive neurons go" : "where negative neurons go";
+        const wText = ctx.measureText(text).width;
+        let tx = tip[0] >= O[0] ? tip[0] + 6 : tip[0] - 6 - wText;
+        tx = Math.max(xa._offset + 2, Math.min(tx, xa._offset + xa._length - wText - 2));  // inside
+        const ty = Math.max(ya._offset + 12, Math.min(tip[1] + (tip[1] < O[1] ? -6 : 14),
+                                                      ya._offset + ya._length - 4));
+        ctx.textAlign = "left";
+        ctx.fillText(text, tx, ty);
       }
       // where the trap holds along the moved point's line (three-point data)
       if (E.zone && E.drag === E.zone.i) {
@@ -751,22 +808,43 @@
           const px = ax._offset + (pos - ax.range[0]) / (ax.range[1] - ax.range[0]) * ax._length;
           ctx.beginPath(); ctx.moveTo(px, yax._offset); ctx.lineTo(px, yax._offset + yax._length); ctx.stroke();
           if (!labelled) {
+            const text = `predicted: alignment ends, t ≈ ${fmt(t)}`;
+            const wText = ctx.measureText(text).width;
+            const room = ax._offset + ax._length - px - 4;
             ctx.textAlign = "left";
-            ctx.fillText(`predicted: alignment ends, t ≈ ${fmt(t)}`, px + 4, yax._offset + 14);
+            ctx.fillText(text, room >= wText ? px + 4 : px - 4 - wText, yax._offset + 14);
             labelled = true;
           }
         }
         ctx.setLineDash([]);
       }
-      // the figure fades while it shows data the point has left (no run for a while)
+      // the figure fades while a point is held (its runs come a little behind the pointer:
+      // the overlay is the theory of the data now) and while it shows data the point has
+      // left (no run for a while)
       const behind = JSON.stringify({ fields: d.fields }) !== E.shownBody;
-      root.classList.toggle("eae-edit-old", behind && performance.now() - E.lastRunAt > STALE_MS);
+      root.classList.toggle("eae-edit-old", (E.drag >= 0 && E.moved)
+                            || (behind && performance.now() - E.lastRunAt > STALE_MS));
       if (ed.trap) {
         const pred = trapVerdict(ed, d.X, d.y, d.sw);
         E.trap = pred;
-        showTrap(pred, root.classList.contains("eae-edit-old") ? null : ed.trap.run);
+        // the verdict on the panel itself (the line under the figure says why)
+        const word = { trap: "trapped", escape: "escapes", unsure: "too close to call" }[pred.verdict];
+        if (word) {
+          const text = "Trap predicted: " + word;
+          ctx.font = "bold 14px " + ((full.font && full.font.family) || "sans-serif");
+          const tw = ctx.measureText(text).width;
+          const bx = xa._offset + 6, by = ya._offset + 6;
+          ctx.fillStyle = pred.verdict === "trap" ? "#D55E00" : pred.verdict === "escape" ? "#007A5A" : "#666";
+          ctx.fillRect(bx, by, tw + 14, 24);
+          ctx.fillStyle = "#fff";
+          ctx.textAlign = "left";
+          ctx.fillText(text, bx + 7, by + 17);
+        }
+        // what the run did, once the figure shows these data (E.ed: the shown run's)
+        showTrap(pred, JSON.stringify({ fields: d.fields }) === E.shownBody ? ed.trap.run : null);
       }
       E.paints += 1;
+      E.paintedBody = JSON.stringify({ fields: d.fields });  // what the overlay shows (tests)
     }
 
     function fmt(v) { return Math.abs(v) >= 1e4 || Math.abs(v) < 1e-2 ? v.toExponential(1) : String(+v.toPrecision(3)); }
@@ -801,6 +879,7 @@
       ev.stopPropagation();
       ev.preventDefault();
       remember();
+      E.geom = snapshotAxes();
       E.drag = i;
       P.holding = true;
       E.moved = false;
@@ -809,7 +888,7 @@
       E.zone = zoneFor(i);
       readout.textContent = describe(i);
       paintSoon();
-      plot.setPointerCapture(ev.pointerId);
+      try { plot.setPointerCapture(ev.pointerId); } catch (e) { /* a synthetic pointer */ }
     }, true);
     // Plotly starts its zoom box on mousedown: not when a point is being taken
     plot.addEventListener("mousedown", function (ev) {
@@ -845,28 +924,48 @@
       const i = E.drag;
       E.drag = -1;
       P.holding = false;
-      if (P.dragging) P.settleSoon();  // runs painted while it was held: draw the last whole
+      // runs were painted while it was held: the released data's run is drawn whole when it
+      // comes (`post`), or now if it is the one on screen
+      if (P.dragging && E.shownBody === JSON.stringify({ fields: E.data.fields })) P.settleSoon();
       downAt = null;
-      if (!E.moved) { E.history.pop(); updateButtons(); readout.textContent = describe(i); return; }
+      if (!E.moved) {  // a click on a point: its menu (flip, remove), as a right-click gives
+        E.history.pop();
+        updateButtons();
+        readout.textContent = describe(i);
+        stopEditing();
+        if (ev) openMenu(i, ev);
+        return;
+      }
       paint();
       commit();
+      if (E.shownBody === JSON.stringify({ fields: E.data.fields })) {  // its run is on screen
+        stopEditing();
+        if (E.ed && E.ed.trap) showTrap(E.ed.trap, E.ed.trap.run);
+      }
     }
-    plot.addEventListener("pointerup", release, true);
-    plot.addEventListener("pointercancel", release, true);
+    // on the window: Plotly covers the page while its zoom box is drawn (a click on empty
+    // space starts one), and the release lands on that cover
+    window.addEventListener("pointerup", release, true);
+    window.addEventListener("pointercancel", release, true);
     plot.addEventListener("contextmenu", function (ev) {
       if (!E.ed || !axes()) return;
       const [px, py] = local(ev);
       const i = inPanel(px, py) ? hit(px, py) : -1;
       if (i < 0) return;
       ev.preventDefault();
+      openMenu(i, ev);
+    });
+    function openMenu(i, ev) {
+      if (!E.ed.can.flip && !E.ed.can.remove) return;  // (x₊ and x₋ only move)
       E.menuAt = i;
       const r = root.getBoundingClientRect();
-      menu.style.left = `${ev.clientX - r.left}px`;
-      menu.style.top = `${ev.clientY - r.top}px`;
-      flipB.hidden = E.ed.kind === "three_point";
+      menu.style.left = `${ev.clientX - r.left + 6}px`;
+      menu.style.top = `${ev.clientY - r.top + 6}px`;
+      flipB.hidden = !E.ed.can.flip;
+      removeB.hidden = !E.ed.can.remove;
       removeB.disabled = E.data.handles.length <= E.ed.limits.min_points;
       menu.hidden = false;
-    });
+    }
     flipB.addEventListener("click", function () {
       menu.hidden = true;
       remember();
@@ -892,6 +991,7 @@
 
     /** Where input vector x is drawn, in pixels of the plot (tests and benchmarks). */
     E.pxOf = function (x) { return axes() ? toPx(toPanel(x)) : null; };
+    E.paintNow = function () { paint(); };  // (benchmarks time one paint)
     return { attach: attach, setPost: setPost, paint: paint };
   };
 })();

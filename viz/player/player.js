@@ -21,8 +21,21 @@
 
   /** The composed figure of a decoded scene (composed once per run, `scene.js`). */
   function figOf(run) {
-    if (!run._fig) run._fig = EAE.compose(run);
+    if (!run._fig) {
+      run._fig = EAE.compose(run);
+      run._panels = panelsOf(run._fig);  // (before Plotly fills the layout in)
+    }
     return run._fig;
+  }
+
+  /** The panels of a composed figure: its axes with their types and domains. */
+  function panelsOf(fig) {
+    const out = [];
+    for (const key of Object.keys(fig.layout).sort()) {
+      const ax = fig.layout[key];
+      if (/^[xy]axis\d*$/.test(key) && ax) out.push([key, ax.type || "", ax.domain || null]);
+    }
+    return JSON.stringify(out);
   }
 
   /** A copy of `base` with `upd`'s leaves set (nested objects merged, arrays replaced). */
@@ -109,7 +122,12 @@
     function plotHeight() {
       const h = opts.heightFor ? opts.heightFor(P) : null;
       if (h == null) return null;
-      const other = bar.offsetHeight + caption.offsetHeight + (scrub.hidden ? 0 : scrub.offsetHeight) + 6;
+      let other = 6;  // every line under the plot (controls, caption, scrub, the data editor)
+      for (const child of root.children) {
+        if (child !== plot && !child.hidden && getComputedStyle(child).position !== "absolute") {
+          other += child.offsetHeight;
+        }
+      }
       return Math.max(200, h - other);
     }
 
@@ -347,7 +365,7 @@
 
     /** Lay out the lean scrub figure (once per drag, and when a new member needs wider
      * ranges). */
-    function enterDrag() {
+    function enterDrag(room) {
       const fig = figOf(P.run);
       const lay = layoutFor(P.run);
       const size = plot._fullLayout && plot._fullLayout._size;
@@ -357,9 +375,22 @@
       }
       lay.shapes = [];
       lay.annotations = (lay.annotations || []).filter((a) => !String(a.name || "").startsWith("strip"));
-      lay.title = Object.assign({}, lay.title || {}, { text: "" });
-      if (lay.legend && lay.legend.title) lay.legend = Object.assign({}, lay.legend, { title: { text: "" } });
+      // the title (the painted run's, drawn over it) keeps its place: a blank of its height
+      const titled = lay.legend && lay.legend.title && lay.legend.title.text;
+      if (lay.title && lay.title.text) lay.title = Object.assign({}, lay.title, { text: "\u00a0" });
+      if (titled) {
+        lay.legend = Object.assign({}, lay.legend, {
+          title: Object.assign({}, lay.legend.title, { text: "\u00a0" }) });
+      }
       P.dragRanges = familyRanges();
+      if (room && P.dragging) {  // a run outgrew the ranges: widen past it, so the next
+        for (const key of Object.keys(P.dragRanges)) {  // few do not lay out again
+          const have = room[key], r = P.dragRanges[key];
+          if (!have) continue;
+          const lo = Math.min(r[0], have[0]), hi = Math.max(r[1], have[1]), pad = 0.25 * (hi - lo);
+          P.dragRanges[key] = [lo < have[0] ? lo - pad : lo, hi > have[1] ? hi + pad : hi];
+        }
+      }
       for (const key of Object.keys(P.dragRanges)) {
         lay[key] = Object.assign({}, lay[key] || {}, { range: P.dragRanges[key], autorange: false });
       }
@@ -374,6 +405,14 @@
           P.redraws += 1;
           const tf = (lay.title && lay.title.font) || (lay.legend && lay.legend.font) || {};
           dragTitle.style.fontSize = (tf.size || 18) + "px";
+          // where the blank title was laid out (a legend's title sits above its entries)
+          const at = plot.querySelector(titled ? ".legendtitletext" : ".gtitle");
+          if (at) {
+            const r = at.getBoundingClientRect(), base = root.getBoundingClientRect();
+            dragTitle.style.top = (r.top - base.top + r.height / 2) + "px";
+            dragTitle.style.left = (r.left - base.left) + "px";
+            dragTitle.style.transform = "translateY(-50%)";
+          }
           dragTitle.hidden = false;
         });
     }
@@ -430,7 +469,7 @@
         return !have || want[key2][0] < have[0] || want[key2][1] > have[1];
       });
       const t0 = performance.now();
-      return Promise.resolve(wider || !P.dragging ? enterDrag() : null).then(function () {
+      return Promise.resolve(wider || !P.dragging ? enterDrag(P.dragRanges) : null).then(function () {
         paintDrag();
         P.swaps += 1;
         P.fastSwaps += 1;
@@ -587,7 +626,9 @@
     /** Show `run` quickly (a data edit's): its data swapped in and painted when its traces
      * line up with the figure on screen, else drawn; drawn whole once it rests. */
     P.quickShow = function (run, key) {  // (P.holding: a point is held, settle on release)
-      if (!P.run || figOf(P.run).signature !== figOf(run).signature) {
+      // painted over the lean figure when the panels are the same (its traces are the run's
+      // own; only the legend waits for the whole draw)
+      if (!P.run || (figOf(P.run), P.run._panels) !== (figOf(run), run._panels)) {
         return show(run, key, true, true);
       }
       return swapData(run, key).then(function () { if (!P.holding) settleSoon(); return P; });
