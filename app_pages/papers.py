@@ -91,25 +91,35 @@ def page() -> None:
     """The page (st.Page calls it on every run; no page state lives at module level)."""
     bound = B.load()
 
-    def _knob_widget(paper: str, k: Knob) -> Any:
-        """One knob as a widget kept in the URL under `<paper>.<knob>` (by the binder)."""
+    def _knob_widget(paper: str, k: Knob, preset: Config) -> Any:
+        """One knob as a widget showing the preset's value, kept in the URL under
+        `<paper>.<knob>` (by the binder) when it differs from it."""
         key = f"{paper}.{k.key}"
+        value = k.shown(preset)
         if k.options is not None:
-            return B.widget(st.select_slider, k.label, key=key, value=k.default, bound=bound,
-                            options=list(k.options), help=k.help, path=k.field)
-        return B.widget(st.number_input, k.label, key=key, value=k.default, bound=bound,
+            fmt = (lambda v: k.format % v) if k.format else str
+            return B.widget(st.select_slider, k.label, key=key, value=value, bound=bound,
+                            options=k.choices(preset), format_func=fmt, help=k.help,
+                            path=k.field)
+        return B.widget(st.number_input, k.label, key=key, value=value, bound=bound,
                         min_value=k.min_value, max_value=k.max_value, step=k.step,
                         format=k.format, help=k.help, path=k.field)
 
-    def _knobs(paper: Paper) -> dict[str, Any]:
-        """The paper's widgets (bound to the URL), three to a row; returns config updates for the
-        preset."""
+    def _knobs(paper: Paper, name: str, preset: Config) -> dict[str, Any]:
+        """The paper's widgets (bound to the URL), three to a row, each showing the preset's
+        value (set again when another preset is chosen); returns the preset's updates."""
+        shown = f"{PREFIX}.knobs_of.{paper.key}"  # the preset the knobs show
+        if st.session_state.get(shown, name) != name:
+            for k in paper.knobs:
+                st.session_state[f"{paper.key}.{k.key}"] = k.shown(preset)
+                st.session_state.pop(f"{paper.key}.{k.key}._last_good", None)
+        st.session_state[shown] = name
         values: dict[str, Any] = {}
         cols = st.columns(3)
         for i, k in enumerate(paper.knobs):
             with cols[i % 3]:
-                values[k.key] = _knob_widget(paper.key, k)
-        return paper.knob_updates(values)
+                values[k.key] = _knob_widget(paper.key, k, preset)
+        return paper.knob_updates(values, preset)
 
     def _section(paper: Paper, i: int, sec: Section, traj: Trajectory,
                  analysis: Analysis | None) -> None:
@@ -172,8 +182,12 @@ def page() -> None:
     names = list(P)
     with chrome, presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
         preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
-                          bound=bound, options=names)
-        updates = _knobs(PAPER)
+                          bound=bound, options=names,
+                          format_func=lambda n: PAPER.preset_titles.get(n, n),
+                          help="A run of the paper's own setting (which figure or section "
+                               "it reproduces after the ·); the knobs below start at its "
+                               "values.")
+        updates = _knobs(PAPER, preset or names[0], P[preset or names[0]])
     if bound.warnings:
         chrome.warning(text.with_list("Some link parameters could not be used and were reset:",
                                   bound.warnings))
