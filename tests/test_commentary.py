@@ -102,3 +102,20 @@ def test_the_start_is_called_tiny_only_when_it_is():
     assert top > 0.01 * float(np.nanmax(large.norms))  # not tiny: the rule's input
     assert "tiny" not in big.split("(")[0] and big.startswith("Start: the neurons are not small")
     assert num(top, 2) in big
+
+
+def test_a_plateau_is_called_final_only_when_the_run_stays_on_it():
+    """"Stuck on the least-squares line … goes no lower" was shown on the leaky preset, which
+    leaves that plateau and fits the data: the sentence says when a run leaves it."""
+    from dynamics.analysis import analyse
+    from dynamics.papers import PAPERS
+
+    for name, stays in (("three_point_balanced", True), ("three_point_leaky", False)):
+        tr = simulate(PAPERS["boursier"].presets(True)[name])
+        an = analyse(tr)
+        ols = next(p for p in an.phases if p.name == "OLS plateau")
+        f = int(np.searchsorted(tr.t, (ols.start + ols.end) / 2))
+        text = captions(tr, an, range(tr.n_frames))[f]
+        assert text.startswith("Stuck on the least-squares line"), (name, text)
+        assert ("no lower" in text) is stays and ("until t ≈" in text) is (not stays), text
+        assert (float(tr.loss[-1]) < 0.5 * float(tr.loss[f])) is (not stays)  # what it says

@@ -103,7 +103,8 @@ TINY = 0.01  # the start is "tiny" when the largest ‖w_j‖ has two decades or
 
 
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
-              loss0: float, acc: float, n_active: float, first: bool, peak: float) -> str:
+              loss0: float, acc: float, n_active: float, first: bool, peak: float,
+              t_last: float = math.inf) -> str:
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
     big = num(top, 2)
     if first and not top <= TINY * peak:  # a large start: the norms have little to grow
@@ -122,11 +123,14 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
         return (f"{plain}: the aligned neurons grow together (largest ‖w‖ {big}); loss "
                 f"{num(loss)}, from {num(loss0)}.")
     if key == "convergence":
-        return (f"{plain}: the loss is {num(loss)} (from {num(loss0)}) and shrinks slowly; "
-                f"the directions hardly move.")
+        return (f"{plain}: the loss is {num(loss)} (from {num(loss0)}) and shrinks slowly "
+                f"now.")
     if key == "OLS plateau":
+        if ph is not None and ph.end < t_last * (1 - 1e-6):  # it escapes: say when
+            return (f"{plain}: the loss sits at {num(loss)}, the best straight line's "
+                    f"level, until t ≈ {num(ph.end)}.")
         return (f"{plain}: the loss sits at {num(loss)}, the best straight line's level, "
-                f"and goes no lower.")
+                f"and goes no lower in this run.")
     if key == "Phase I":
         return (f"{plain}: the active neurons gather onto two directions ({w.directions}); "
                 f"loss {num(loss)}.")
@@ -147,6 +151,8 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
     return f"Largest ‖w‖ {big} ({grow} its start), loss {num(loss)}."
 
 
+# a paper's phases the sentences describe in their own words (over the run's story phase)
+OWN = frozenset({"OLS plateau", "Phase I", "Phase II", "Phase III", "Phase IV"})
 MAX_CHARS = 112  # one line under the slider at 1280 px in presenter mode (~10 px a letter)
 
 
@@ -180,7 +186,9 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
             prev = tf
             continue
         story, own = _phase_at(analysis, tf)
-        ph = own or story
+        # a paper's phase when the sentence has its own words for it, else the run's story
+        ph = own if own is not None and (story is None or phase_key(own.name) in OWN) \
+            else story
         key = phase_key(ph.name) if ph is not None else ""
         if ph is None and _after_alignment(analysis, tf):
             key = "aligned"
@@ -189,7 +197,8 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
             key = phase_key(ph.name) if ph is not None else ""
         grow = times(float(tops[f]) / top0) if top0 > 0 else "×—"
         text = _sentence(ph, key, where, float(tops[f]), grow, float(loss[f]), loss0,
-                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0, peak)
+                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0, peak,
+                         float(t[-1]))
         now = _passed(markers, prev, tf) if f > 0 else ""
         if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
             event = now.removeprefix(" Now: ").rstrip(".")
