@@ -181,7 +181,9 @@ def page() -> None:
             for col, lab, cfg in ((c1, "A", cfg_a), (c2, "B", cfg_b)):
                 with col:
                     if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
-                                 icon=":material/open_in_new:"):
+                                 icon=":material/open_in_new:",
+                                 help=f"The Explorer with run {lab}'s every setting, to "
+                                      "change anything else."):
                         state.open_in_explorer(cfg, view)
             # drawn only once opened (the code block's script would load with the page)
             share = st.expander("Share this comparison", expanded=False, key="cmp.share",

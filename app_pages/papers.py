@@ -51,7 +51,9 @@ def _full_checks(paper: str) -> None:
     st.markdown("**Claims on the paper's presets** (quick versions, all runs through the "
                 "cached service)")
     if st.button("Check the claims", key=f"{PREFIX}.check.{paper}", icon=":material/checklist:",
-                 type="primary" if key not in st.session_state else "secondary"):
+                 type="primary" if key not in st.session_state else "secondary",
+                 help="Runs every preset of the paper (quick sizes) and checks each claim "
+                      "against its run: measured, expected, tolerance, pass or fail."):
         service = runner.get_service()
         turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
         status = st.status("Running the presets…", expanded=False)
@@ -84,7 +86,8 @@ def _full_checks(paper: str) -> None:
     _claims_table(df)
     st.download_button("Claims table (.csv)", data=downloads.claims_csv(df),
                        file_name=f"claims_{paper}.csv", mime="text/csv",
-                       key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:")
+                       key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:",
+                       help="The table above as a CSV file (a spreadsheet opens it).")
 
 
 def page() -> None:
@@ -142,7 +145,8 @@ def page() -> None:
         spec = sec.load(REPORTS) or st.session_state.get(key)
         if spec is None:
             st.caption(sec.cost)
-            if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:"):
+            if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:",
+                             help=f"Runs it through the server's cache: {sec.cost}"):
                 return
             turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
             with st.spinner("Running through the service…"):
@@ -157,7 +161,8 @@ def page() -> None:
         k = B.seed(f"{PREFIX}.paper", bound.view.paper, bound.fresh)
         return st.segmented_control("Paper", options=PapersView.options("paper"),
                                     format_func=lambda p: PAPERS[p].short, required=True,
-                                    key=k) or FIRST
+                                    key=k, help="Which paper: its claim, its preset runs "
+                                                "and its checks.") or FIRST
     # ----------------------------------------------------------------------------- the page
     on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
     presenter.switch("view.presenter")
@@ -219,7 +224,9 @@ def page() -> None:
         c1, c2 = st.columns([1, 3])
         with c1:
             if st.button("Open in Explorer", key=f"{PREFIX}.open.{paper}",
-                         icon=":material/explore:"):
+                         icon=":material/explore:",
+                         help="The Explorer with this run's every setting, to change "
+                              "anything else."):
                 state.open_in_explorer(config, view)
         with c2:
             st.caption("The Explorer opens with this run's full settings in its URL, to change "

@@ -162,7 +162,9 @@ def page() -> None:
                                       "(this page needs ±1 labels).")
             st.download_button("Example CSV", data=example_csv(), file_name="example_points.csv",
                                mime="text/csv", key=_key("example"), on_click="ignore",
-                               icon=":material/download:")
+                               icon=":material/download:",
+                               help="A small file in the format this page reads, to start "
+                                    "from.")
         st.divider()
         c1, c2 = st.columns(2)
         with c1:

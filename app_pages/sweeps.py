@@ -271,7 +271,8 @@ def _progress() -> None:
         st.progress(frac, text=f"{j.done} of {j.total} points done "
                                f"({time.monotonic() - j.started:.0f} s) — {state}")
         st.button("Cancel", key=f"{KEY}.cancel_running", on_click=j.cancel.set,
-                  disabled=j.cancel.is_set(), icon=":material/stop:")
+                  disabled=j.cancel.is_set(), icon=":material/stop:",
+                  help="Stops the sweep; the points done so far stay in the cache.")
         fig = j.partial_figure() if j.rows else None
         if fig is not None:
             charts.chart(fig, key=f"{KEY}.fig.partial", main=False)
@@ -325,7 +326,9 @@ def page() -> None:
             st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
                        f"{spec.description}")
         run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
-                                key=f"{KEY}.run")  # Cancel: under the progress bar
+                                key=f"{KEY}.run",  # Cancel: under the progress bar
+                                help="Runs every point of the sweep on the server's workers; "
+                                     "each point appears on the plot as it finishes.")
     if run_clicked and spec is not None:
         job = _start(spec)
         st.session_state[f"{KEY}.job"] = job

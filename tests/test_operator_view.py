@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.serverwatch import cpu_s, process_tree
+from devtools.apptest import controls_without_help
 from devtools.protocol import ProtocolSession
 from devtools.server import REPO_ROOT, StreamlitServer
 from dynamics import sweeps as sw
@@ -42,6 +43,7 @@ def test_visitors_see_what_the_server_allows_and_nothing_internal(
     from dynamics.service import default_cache_dir
     assert str(default_cache_dir()) not in text
     assert not at.metric and not at.button  # no counters, no "Clear memory cache"
+    assert controls_without_help(at) == []
 
 
 def test_operators_see_counters_paths_and_the_clear_button(

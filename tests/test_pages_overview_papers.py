@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import player_spec, players, switch_to_page
+from devtools.apptest import controls_without_help, player_spec, players, switch_to_page
 from dynamics.papers import PAPERS, Section, StudySection
 from dynamics.simulate import simulate
 
@@ -64,6 +64,7 @@ def test_overview_renders_example_and_scenarios():
     n = sum(len(p.showcases) for p in PAPERS.values())  # every paper's showcases
     assert labels.count("Explorer") == n and labels.count("Paper") == n
     assert not at.toggle(key="view.presenter").value
+    assert controls_without_help(at) == []
 
 
 def test_overview_presenter_flag_from_url():
@@ -95,6 +96,7 @@ def test_papers_sections_render(paper):
         assert any(p.note[:40] in i.value for i in at.info)
     heads, rows = _claims(at, 0)  # this run's claims: verdict first
     assert heads[0] == "result" and rows
+    assert controls_without_help(at) == []  # the paper's knobs and buttons say what they do
     for col in ("measured", "expected", "tolerance", "result"):
         assert col in heads
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from devtools.apptest import controls_without_help
 from dynamics import sweeps as sw
 from dynamics.limits import Limits
 from dynamics.service import Service
@@ -329,8 +330,10 @@ def test_sweeps_page_runs_a_tiny_sweep(local_client):
     assert not at.exception
     assert at.selectbox(key="sweeps.builtin").value == "trap_probability"
     assert "sweep" not in at.query_params  # the default built-in: the binder writes no default
+    assert controls_without_help(at) == []
     at.radio(key="sweeps.mode").set_value("Compose").run()
     at.radio(key="sweeps.naxes").set_value(1).run()
+    assert controls_without_help(at) == []  # the Compose box's controls too
     area = next(t for t in at.text_area if t.key.startswith("sweeps.base."))
     area.set_value(json.dumps(TINY_BASE)).run()
     at.text_input(key="sweeps.ax0.values").set_value("0.001, 0.01").run()

@@ -388,7 +388,8 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     p.slot("data.X")
     p.slot("data.y")
     st.download_button("example CSV", example_csv(), file_name="example_points.csv",
-                       mime="text/csv", key=p.key("data._example"))
+                       mime="text/csv", key=p.key("data._example"),
+                       help="A small file in the format the upload reads, to start from.")
 
 
 def _model_controls(p: _Panel) -> None:
