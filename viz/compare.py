@@ -34,6 +34,7 @@ from .compare_layout import (
     NARROW_PX,
     PANEL_PX_COMPARE,
     column_px,
+    make_room,
     stacked_layout,
     strips_items,
     style_axes,
@@ -181,6 +182,8 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     scene.panels = grid(list(COLUMN_WIDTHS), [1.0] * n_time,
                         [(0, 0, n_time), (0, 1, n_time), *((k, 2) for k in range(n_time))],
                         hspace=H_SPACING, vspace=0.06)
+    scene.panels[2:] = make_room(scene.panels[2:], style,
+                                 PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX)
     neuron_panels, time_panels = scene.panels[:2], scene.panels[2:]
     # run titles wrapped (at " · ") to their column's width at the narrowest figure
     narrowest = PRESENTER_WIDTH_PX - 60.0 if presenter else DESIGN_WIDTH_PX

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from dynamics.trajectory import Trajectory
 
@@ -43,6 +44,19 @@ PANEL_PX_COMPARE = 240.0
 # mode; 1070 px at a 1600 px window beside the sidebar keeps them side by side)
 NARROW_PX = math.ceil(PANEL_PX_COMPARE / column_px(0, 1.0 + MARGIN_L + MARGIN_R)
                       + MARGIN_L + MARGIN_R)
+
+
+def make_room(time_panels: Sequence[Panel], style: Style, width_px: float) -> list[Panel]:
+    """The time panels narrowed from the left until the gap beside run B's neuron panel
+    holds their y axes' labels and titles (a square panel may fill its column: the titles
+    ran over it) in a figure `width_px` wide."""
+    plot = width_px - MARGIN_L - MARGIN_R
+    need = text_px("10⁻¹⁰", style.font)[0] + 4 + style.font * 1.3 + 10
+    short = need / plot - H_SPACING
+    if short <= 0:
+        return list(time_panels)
+    return [replace(p, domain_x=(min(p.domain_x[0] + short, p.domain_x[1] - 0.1),
+                                 p.domain_x[1])) for p in time_panels]
 
 
 def style_axes(panels: Sequence[Panel], trajs: Sequence[Trajectory], spec: TimeAxisSpec,
@@ -141,4 +155,5 @@ def stacked_layout(layout: dict, strips: Sequence[Strip], labels: Sequence[str],
 
 
 __all__ = ["COLUMN_WIDTHS", "H_SPACING", "MARGIN_L", "MARGIN_R", "NARROW_PX",
-           "PANEL_PX_COMPARE", "column_px", "stacked_layout", "strips_items", "style_axes"]
+           "PANEL_PX_COMPARE", "column_px", "make_room", "stacked_layout", "strips_items",
+           "style_axes"]

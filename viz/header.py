@@ -30,6 +30,7 @@ DESIGN_WIDTH_PX = 780.0  # figure width every title and legend must fit (1280 px
 # a 1280 px projector (1280 − 2·24), less a little for rounding. Narrower windows may wrap a
 # legend into one more row than the margin keeps (it then touches the subplot titles).
 PRESENTER_WIDTH_PX = 1220.0
+MODEBAR_PX = 200.0  # Plotly's toolbar at a figure's top right (on hover): titles stay clear
 LEGEND_ITEM_PX = 46.0  # a legend item's symbol and gaps, besides its text
 
 
@@ -232,6 +233,7 @@ __all__ = [
     "GAP_PX",
     "LEGEND_ITEM_PX",
     "MAX_LEGEND",
+    "MODEBAR_PX",
     "PHASES_LEGEND",
     "PRESENTER_WIDTH_PX",
     "TITLE_PAD_PX",

@@ -28,6 +28,8 @@ from dynamics.readouts import AlignmentCurves, alignment_curves, class_means, me
 from dynamics.trajectory import Trajectory
 
 from .commentary import REAL_DATA, captions
+from .header import DESIGN_WIDTH_PX, MODEBAR_PX, PRESENTER_WIDTH_PX
+from .label_layout import wrap_to_px
 from .options import FigureOptions
 from .phase_strip import plan_strip
 from .player import fit_any_height, frame_ms
@@ -261,19 +263,27 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     scene.frames = Frames(int(fidx.size), tuple(labels),
                           tuple(captions(traj, analysis, fidx, REAL_DATA)),
                           max(50, frame_ms(int(fidx.size))), redraw=True)
-    height = int(style.height * 1.12 + lift)
-    top_px, bottom_px = round(70 + lift), 46
-    height -= 100 - bottom_px  # the player's controls are outside the figure
     data_name = _data_name(traj)
+    # the title left of Plotly's toolbar (shown at the top right on hover), on two lines
+    # when it needs them
+    title = "<br>".join(wrap_to_px(
+        f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} ({cfg.init.scheme}) · "
+        f"{cfg.loss.kind} loss ({cfg.loss.reduction})", style.title,
+        (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - MODEBAR_PX, sep=" · "))
+    extra = title.count("<br>") * style.title * 1.25
+    height = int(style.height * 1.12 + lift + extra)
+    top_px, bottom_px = round(70 + lift + extra), 46
+    height -= 100 - bottom_px  # the player's controls are outside the figure
     meta = {"frames": int(fidx.size), "picture": "image" if is_image else "bars",
             "frame_indices": [int(f) for f in fidx]}
     scene.layout = {
-        "title": {"text": f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} "
-                          f"({cfg.init.scheme}) · {cfg.loss.kind} loss ({cfg.loss.reduction})"
+        "title": {"text": title
                           + (f" · <span style='color:{NEGATIVE}'>⚠ {traj.status}</span>"
                              if traj.status != "completed" else ""),
                   "x": 0.005, "xanchor": "left", "xref": "container", "y": 1.0,
-                  "yref": "container", "yanchor": "top", "pad": {"t": 8},
+                  "yref": "container", "yanchor": "top",
+                  # Plotly lifts a title's first line by ~0.65 em per extra line: pad it down
+                  "pad": {"t": 8 + round(0.65 * extra / 1.25)},
                   "font": {"size": style.title, "color": INK}},
         "font": {"family": style.family, "size": style.font, "color": INK},
         "height": height, "margin": {"l": 56, "r": 16, "t": top_px, "b": bottom_px},
