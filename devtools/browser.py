@@ -120,6 +120,16 @@ _STATE_JS = """() => {
     connection: a && a.getAttribute('data-test-connection-state'),
     statusWidget: !!document.querySelector('[data-testid="stStatusWidget"]'),
     skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
+    starting: !!document.querySelector('.st-key-eae-starting'),
+    players: Array.from(document.querySelectorAll('iframe[title$="eae_player"]')).map(f => {
+      const w = f.contentWindow;
+      const p = w && w.EAEPlayer && w.EAEPlayer.players[0];
+      if (!p) return "no player";
+      return {run: !!p.run, error: p.error || null, busy: p.busy,
+              settled: p.run ? p.settled() : null,
+              frame: Math.round(f.getBoundingClientRect().height),
+              root: Math.round(p.root.getBoundingClientRect().height)};
+    }),
   };
 }"""
 

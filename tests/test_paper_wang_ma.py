@@ -202,7 +202,7 @@ def test_annotation_draws_the_predicted_marker_beside_the_detected_phase(flow):
     assert all(name in wang_ma.PAPER.text for name, _rule in phases.WANG_MA_RULES)
 
 
-@pytest.mark.heavy
+@pytest.mark.slow
 def test_phase_times_builtin_sweep_is_small_and_consistent(tmp_path):
     """The quick phase-time sweep: 12 gf runs; where Phase IV is detected it sits at the
     predicted time, and it is detected wherever it is predicted."""
@@ -300,7 +300,7 @@ def test_most_new_draws_show_all_four_phases():
     assert states.count("reached") >= 6, states
 
 
-@pytest.mark.parametrize("k", [0, 2])
+@pytest.mark.parametrize("k", [0, pytest.param(2, marks=pytest.mark.slow)])
 def test_claims_hold_on_new_draws_under_small_step_gd(k):
     """Two draws whose Phase IV comes before t = 2000 (t_pred 171 and 267 under gf)."""
     tr = simulate(wang_ma.gd_at(wm_draw(k, t_end=2000.0), 6.25e-4))

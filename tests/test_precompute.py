@@ -164,7 +164,7 @@ def test_the_auto_time_is_remembered_by_config() -> None:
     assert timescales.auto_time(Config.from_json(cfg.to_json())) is first
 
 
-@pytest.mark.heavy
+@pytest.mark.slow
 def test_the_bench_section_measures_and_renders() -> None:
     """`python -m bench precompute` (one small size, no "before" here: see bench/REPORT.md)."""
     from bench.precompute import precompute_lines, precompute_section

@@ -231,6 +231,7 @@ def _memory_case(tmp: Path, n_files: int, per_session: int, dims: int = 1_024,
         server.stop()
 
 
+@pytest.mark.slow  # four large uploads and a server measured after each
 def test_memory_returns_after_four_uploads(tmp_path: Path) -> None:
     """Four uploads, one of each kind (zero-filled NPZs that parse to 41 MB on the Explorer —
     the 164 MB ones are the slow test's —, one refused on Real data, a small accepted run) in

@@ -36,16 +36,22 @@ def test_warm_kernels_runs_once_and_reports_ready() -> None:
     assert warmup.state().as_dict()["ready"] is True
 
 
-def test_a_visitor_during_start_up_gets_the_figure_at_once_or_the_message(monkeypatch) -> None:
+def test_a_visitor_during_start_up_gets_the_figure_at_once_or_the_message(monkeypatch,
+                                                                           tmp_path) -> None:
     """The page's side, under AppTest, while the compilation is under way (the warm-up's state
     and its thread holding the kernels, as `warm_kernels` has them): the default run is
     computed at once with the kernels uncompiled and its figure drawn, with the note under it;
     a run too large for that shows the progress message instead of a blank page; once the
     kernels are ready, the page itself with the exact run."""
+    import dynamics.service
     from devtools.apptest import players, run_page
     from devtools.server import REPO_ROOT
+    from dynamics.service import Service
     from tests.test_uncompiled import compiling_elsewhere
 
+    # a server of its own: the worker's service may hold the default run from another test
+    # (then no run is computed at all, provisional or not)
+    monkeypatch.setattr(dynamics.service, "_default", Service(tmp_path))
     monkeypatch.setattr(warmup, "_st", warmup._Progress(started=time.time(), total=3,
                                                         expected_s=25.0, running=True))
     with compiling_elsewhere():

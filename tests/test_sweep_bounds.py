@@ -175,7 +175,9 @@ _PROPERTY = textwrap.dedent(r'''
 
 
 @pytest.mark.heavy
-def test_random_and_adversarial_specs_get_a_sweep_or_a_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("examples", [60, pytest.param(400, marks=pytest.mark.slow)])
+def test_random_and_adversarial_specs_get_a_sweep_or_a_message(tmp_path: Path,
+                                                               examples: int) -> None:
     """Hypothesis feeds specs with counts up to 10¹⁸, NaN and text counts, up to a million
     values, 200,000 levels of nesting, junk text and bytes to `Sweep.from_dict` and
     `Sweep.from_json`, and configs with sizes up to 10¹² to `Config.from_dict` and
@@ -184,7 +186,7 @@ def test_random_and_adversarial_specs_get_a_sweep_or_a_message(tmp_path: Path) -
     messages, under 400 MB of Python objects for a spec and 50 MB for a config."""
     script = tmp_path / "prop.py"
     script.write_text(_PROPERTY)
-    out = _capped([sys.executable, str(script), "150"])
+    out = _capped([sys.executable, str(script), str(examples)])
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
 
 

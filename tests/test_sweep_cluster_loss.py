@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from dynamics.sweeps import Sweep, run_sweep
-from dynamics.sweeps.engine import NO_WORKERS
+from dynamics.sweeps.engine import NO_WORKERS, _collect
 
 pytestmark = pytest.mark.heavy
 
@@ -74,6 +74,7 @@ class _Run:
         self.done = done
 
 
+@pytest.mark.slow  # all 24 points on one worker; the timeout and lost-row tests stay in the suite
 def test_a_sweep_says_its_cluster_has_no_workers_then_resumes(scheduler: Any) -> None:
     w = _worker(scheduler)
     w2 = None
@@ -122,3 +123,26 @@ def test_a_sweep_without_workers_stops_cleanly_after_its_timeout(scheduler: Any)
     finally:
         if w.poll() is None:
             w.kill()
+
+
+def test_a_row_lost_with_its_worker_is_waited_for_again(scheduler: Any) -> None:
+    """A point finished, then its worker died before the row was gathered: the sweep must not
+    block on the row (it hung there, its watch of the workers silent, in a loaded suite) but
+    wait for Dask's recomputation of it."""
+    w = _worker(scheduler)
+    w2 = None
+    try:
+        scheduler.wait_for_workers(1, timeout=120)
+        f = scheduler.submit(dict, value=49, pure=False)  # (a builtin: the worker has it)
+        assert _until(lambda: f.status == "finished"), f.status
+        os.kill(w.pid, signal.SIGKILL)
+        w.wait(30)
+        assert _until(lambda: len(scheduler.nthreads()) == 0)
+        assert _collect(f) is None  # not a row, not a hang
+        w2 = _worker(scheduler)
+        assert f.result(timeout=120) == {"value": 49}  # recomputed on the new worker
+        assert _collect(f) == {"value": 49}
+    finally:
+        for p in (w, w2):
+            if p is not None and p.poll() is None:
+                p.kill()

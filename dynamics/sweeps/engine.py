@@ -294,13 +294,26 @@ def _invalid_row(p: Point) -> dict[str, Any]:
     return {"status": Status.INVALID.value, "message": p.error}
 
 
-def _collect(f: Any) -> dict[str, Any]:
+GATHER_S = 5.0
+"""How long a finished point's row may take to arrive before the sweep looks again: a worker
+lost after it finished takes the row with it, Dask recomputes the point, and the wait would
+otherwise block the sweep (and its watch of the workers) until then."""
+
+
+def _collect(f: Any) -> dict[str, Any] | None:
+    """A finished future's row, or None when its result was lost on the way (Dask recomputes
+    it: wait for it again)."""
     try:
         if f.status == "finished":
-            row = f.result()
+            try:
+                row = f.result(timeout=GATHER_S)
+            except TimeoutError:
+                return None
             return dict(row) if isinstance(row, Mapping) else {
                 "status": Status.ERROR.value,
                 "message": f"unexpected task result {type(row).__name__}"}
+        if f.status in ("pending", "lost"):  # its worker went after it finished
+            return None
         if f.status == "error":
             exc = f.exception()
             return {"status": Status.ERROR.value, "message": f"{type(exc).__name__}: {exc}"}
@@ -465,9 +478,13 @@ def run_sweep(sweep: Sweep, *, client: Any = None, scheduler: str | None = None,
                     time.sleep(0.05)
                     continue
                 for f in ac.next_batch(block=False):
+                    row = _collect(f)
+                    if row is None:  # lost with its worker and recomputed: wait again
+                        ac.add(f)
+                        continue
                     pending.discard(f)
                     p = futs[f]
-                    rows[p.index] = _collect(f)
+                    rows[p.index] = row
                     done += 1
                     if progress is not None:
                         progress(done, total, {"index": p.index, **p.values, "seed": p.seed,

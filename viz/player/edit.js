@@ -288,7 +288,7 @@
     bar.hidden = true;
     const hint = el("span", "eae-edit-hint", bar, "");
     const toggle = el("span", "eae-edit-label", bar);
-    el("span", null, toggle, " · a click adds a point labelled ");
+    el("span", "eae-edit-addtext", toggle, " · a click adds a point labelled ");
     const plus = el("button", "eae-edit-plus eae-on", toggle, "+1");
     const minus = el("button", "eae-edit-minus", toggle, "−1");
     const undoB = el("button", "eae-edit-undo", bar, "↶ Undo");
@@ -303,6 +303,15 @@
     trapBox.setAttribute("aria-live", "polite");
     const stRef = root.querySelector(".eae-status");
     if (stRef) { root.insertBefore(bar, stRef); root.insertBefore(trapBox, stRef); }
+    /** Presenter mode (a projector, 720 px high): the bar's buttons join the ▶ Play row and
+     * its sentence becomes their tooltip, so the plots keep their height. */
+    function place() {
+      const row = root.querySelector(".eae-controls");
+      const inRow = root.classList.contains("eae-presenter") && row;
+      if (inRow && bar.parentNode !== row) row.appendChild(bar);
+      if (!inRow && bar.parentNode !== root) root.insertBefore(bar, trapBox);
+      bar.classList.toggle("eae-edit-inline", !!inRow);
+    }
     for (const b of [plus, minus, undoB, redoB]) b.type = "button";
     const menu = el("div", "eae-edit-menu", root);
     menu.hidden = true;
@@ -337,6 +346,8 @@
         ? "Move the data: drag a point along its line (Shift: steps of 0.05)"
         : "Move the data: drag a point (Shift: whole degrees)"
           + (ed.can.flip || ed.can.remove ? " · click one to flip or remove it" : "");
+      bar.title = hint.textContent + (ed.can.add ? "; a click elsewhere adds a point" : "");
+      place();
       trapBox.hidden = !ed.trap;
       if (E.drag < 0 && !E.editing) {  // (while an edit is under way its data rule)
         // data the editor did not make (the page's own change): its history no longer applies
@@ -361,7 +372,10 @@
       trapBox.hidden = false;
       const before = trapBox.dataset.verdict;
       trapBox.dataset.verdict = pred.verdict || "";
-      trapPred.textContent = `Trap predicted from the data: ${VERDICT[pred.verdict] || "does not apply"} — ${pred.why}.`;
+      // (presenter mode shows the verdicts only: the reason is the box's tooltip there)
+      trapPred.textContent = `Trap predicted from the data: ${VERDICT[pred.verdict] || "does not apply"}`;
+      el("span", "eae-trap-why", trapPred, ` — ${pred.why}.`);
+      trapBox.title = `${trapPred.textContent}`;
       trapRun.textContent = ran ? ` This run: ${ran.text}.` : "";
       if (before && before !== trapBox.dataset.verdict) {  // the move crossed the boundary
         trapBox.classList.remove("eae-trap-flip");
