@@ -487,8 +487,9 @@ def test_every_phase_block_is_labelled_in_words_and_every_row_named(runs, presen
         named = {round(a.yshift) for n, a in anns.items() if n.startswith("strip-row:")}
         assert levels == named, (key, levels, named)
         rows = {a.text for n, a in anns.items() if n.startswith("strip-row:")}
-        assert "this run" in rows, key
         by = {ph.by for ph in an.phases if ph.by}
+        # presenter mode keeps two levels: one row may be a paper's alone (Wang & Ma's I–IV)
+        assert "this run" in rows or (presenter and rows and rows <= by), (key, rows)
         if by and not presenter:  # a paper's own phases: its row carries its name
             assert rows & by, (key, rows, by)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 
 from dynamics.trajectory import Trajectory
 
@@ -18,10 +17,10 @@ from .header import DESIGN_WIDTH_PX
 from .label_layout import PANEL_PX, text_px
 from .neuron_panel import PANEL_LIMIT
 from .phase_strip import Strip
-from .scene import Panel
+from .scene import Panel, narrowed
 from .strip_draw import strip_items
 from .style import GRID, INK, Style
-from .time_axes import TimeAxisSpec, log_dtick
+from .time_axes import TimeAxisSpec, log_dtick, y_axis_px
 
 COLUMN_WIDTHS = (0.31, 0.31, 0.38)  # neuron panel A, neuron panel B, time panels
 H_SPACING = 0.07
@@ -51,12 +50,8 @@ def make_room(time_panels: Sequence[Panel], style: Style, width_px: float) -> li
     holds their y axes' labels and titles (a square panel may fill its column: the titles
     ran over it) in a figure `width_px` wide."""
     plot = width_px - MARGIN_L - MARGIN_R
-    need = text_px("10⁻¹⁰", style.font)[0] + 4 + style.font * 1.3 + 10
-    short = need / plot - H_SPACING
-    if short <= 0:
-        return list(time_panels)
-    return [replace(p, domain_x=(min(p.domain_x[0] + short, p.domain_x[1] - 0.1),
-                                 p.domain_x[1])) for p in time_panels]
+    short = y_axis_px(style.font) - H_SPACING * plot
+    return [narrowed(p, plot, left_px=short) for p in time_panels]
 
 
 def style_axes(panels: Sequence[Panel], trajs: Sequence[Trajectory], spec: TimeAxisSpec,

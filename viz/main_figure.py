@@ -28,6 +28,7 @@ from .data_edit import edit_spec
 from .glossary import glossary_line
 from .header import (
     DESIGN_WIDTH_PX,
+    MODEBAR_PX,
     PRESENTER_WIDTH_PX,
     cap_legend,
     header,
@@ -51,7 +52,7 @@ from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays, ring_ticks
 from .phase_strip import AXIS_PX, Strip, plan_strip
 from .player import fit_any_height, frame_ms
-from .scene import Frames, Panel, Scene, grid, panel_title
+from .scene import Frames, Panel, Scene, grid, narrowed, panel_title
 from .strip_draw import strip_items, tint_shapes
 from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, Style
 from .time_axes import (
@@ -62,6 +63,7 @@ from .time_axes import (
     log_dtick,
     log_range,
     time_axis_spec,
+    y_axis_px,
 )
 from .time_panels import (
     cursor_trace,
@@ -74,27 +76,32 @@ from .time_panels import (
 from .wording import LEGEND_WORDS
 
 MARGIN_L, MARGIN_R = 64, 16
+H_SPACE = 0.085  # between the neuron panel and the time panels (of the plot area's width)
 # narrowest time axis in presenter mode: 558 px at a 1280 px window (no sidebar) on every page
 PRESENTER_AXIS_PX = 540
 LOSS_DECADES = 300.0  # the loss axis reaches down to the lowest loss shown (no clipped curve)
-PRESENTER_ROWS = 2  # presenter mode: rows of phases (more are named on the blocks' hover)
 NORMAL_LANES = 3  # lanes of words (tabs, markers' names) in the strip, normal mode
 # presenter mode at 1280×720: the page above and the player below leave the figure 530 px
 # (Explorer, under the lesson bar); its plots keep ≥ 45 % of the window (324 px), so its top
-# margin stays small: a smaller title, a one-row legend, a strip of at most four levels
-# (two rows and two lanes for the words of blocks too narrow for them, and the markers)
-PRESENTER_LEVELS = 4
+# margin stays small: a smaller title, a one-row legend, a strip of at most two levels (two
+# rows of phases when every block's words fit, else one row and a lane for the words of
+# the blocks too narrow for them; the other row's phases are named in the hovers)
+PRESENTER_LEVELS = 2
 
 
 # ----------------------------------------------------------------------------- the figure
-def _title(traj: Trajectory, style: Style, n_drawn: int) -> str:
+def _title(traj: Trajectory, style: Style, n_drawn: int, size: float, width_px: float) -> str:
+    """The run in one line at font `size`, its end on a smaller line when it would reach
+    Plotly's toolbar (at the top right, on hover) in a figure `width_px` wide."""
     c = traj.config
     act = "ReLU" if c.model.gamma == 0 else f"leaky ReLU γ = {c.model.gamma:g}"
     parts = [f"{act}, width m = {traj.width}", f"ε = {c.init.scale:g}",
              f"{c.loss.kind} loss ({c.loss.reduction})"]
     if n_drawn < traj.width:
         parts.append(f"{n_drawn} of {traj.width} neurons drawn")
-    title = " · ".join(parts)
+    lines = wrap_to_px(" · ".join(parts), size, width_px - MODEBAR_PX, sep=" · ")
+    title = lines[0] + "".join(f"<br><span style='font-size:{style.font:.0f}px'>{line}</span>"
+                               for line in lines[1:])
     if traj.status != "completed":
         msg = traj.message or traj.status
         for line in wrap_to_px(f"⚠ {traj.status}: {msg}", style.font, DESIGN_WIDTH_PX - 20):
@@ -125,7 +132,11 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     scene = Scene("main")
     panels = grid([0.47, 0.53], [1.0] * n_time,
                   [(0, 0, n_time), *((k, 1) for k in range(n_time))],
-                  hspace=0.085, vspace=0.075)
+                  hspace=H_SPACE, vspace=0.075)
+    # the neuron panel (a square as wide as its column at the narrowest figure) leaves the
+    # gap to the time panels their y axes' labels and titles
+    plot = (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - MARGIN_L - MARGIN_R
+    panels[0] = narrowed(panels[0], plot, right_px=y_axis_px(style.font) - H_SPACE * plot)
     scene.panels = panels
     left, time_panels = panels[0], panels[1:]
     radius_title = ("radius ‖w_j‖ / max‖w‖" if scale.mode == "normalised"
@@ -198,11 +209,11 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     shapes, anns = strip_items(strip, spec, time_panels[0].x, time_axes, style,
                                name_room_px=_name_room(left, time_panels[0], titles[0],
                                                        style, presenter))
-    title = _title(traj, style, int(sel.size))
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
     below_px = max(subtitle_px, strip.height_px())
     title_size = style.font if presenter else style.title
     wrap = PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter else DESIGN_WIDTH_PX
+    title = _title(traj, style, int(sel.size), title_size, wrap)
     cap_legend(scene, rows=(1, style.small, wrap - 10.0) if presenter else None)
     hd = header(title, title_size, style.font, legend_names(scene), style.small, below_px,
                 width_px=wrap)
@@ -252,12 +263,16 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
 def _strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, presenter: bool
            ) -> Strip:
     """The phase strip above the time panels, laid out for their narrowest width (presenter:
-    a window without sidebar, wider axes, at most PRESENTER_LEVELS levels)."""
+    a window without sidebar, wider axes, at most PRESENTER_LEVELS levels: the first plan
+    whose every block has its words — two rows; or one row and a lane for its tabs, the
+    run's own phases or, when they are more, a paper's — else the two rows)."""
     if not presenter:
         return plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=NORMAL_LANES)
-    return plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX,
-                      max_rows=PRESENTER_ROWS, max_lanes=PRESENTER_LEVELS - PRESENTER_ROWS,
-                      size=style.small * 0.8)
+    plans = [plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, size=style.small * 0.8,
+                        max_rows=rows, max_lanes=PRESENTER_LEVELS - rows, own_first=own)
+             for rows, own in ((2, False), (1, False), (1, True))]
+    whole = [p for p in plans if not p.unlabelled()]
+    return max(whole, key=lambda p: len(p.blocks)) if whole else plans[0]
 
 
 def _name_room(left: Panel, right: Panel, title: dict, style: Style, presenter: bool

@@ -433,11 +433,13 @@
         step = base;
         for (const f of [1, 2, 4, 5, 10, 20, 50, 100]) { step = base * f; if (step >= minStep) break; }
       }
-      // nothing beyond a panel's end without a panel there: the strip, a panel's title or
-      // the x axis' labels take that room
+      // nothing beyond a panel's end without a panel there (the strip, a panel's title or
+      // the x axis' labels take that room), nor into a gap holding the panel's title
+      const titled = (lay.annotations || []).some((a) => a.yref === "paper" && a.xref === "paper"
+        && Math.abs(a.y - ax.domain[1]) < 1e-6 && a.x >= col[0] - 1e-6 && a.x <= col[1] + 1e-6);
       const fits = (v) => {
         const p = (v - r[0]) * perUnit;  // px from the panel's bottom
-        const up = isFinite(above) ? Math.max(0, above - 1) : 0;
+        const up = isFinite(above) && !titled ? Math.max(0, above - 1) : 0;
         const down = isFinite(below) ? Math.max(0, below - 1) : half;
         return p + half <= len + up + 1e-6 && p - half >= -down - 1e-6;
       };
