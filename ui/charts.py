@@ -46,15 +46,17 @@ def options_of(view: Any) -> FigureOptions:
 
 def animated(shown: Shown, *, key: str, presenter: bool = False,
              family: dict[str, Any] | None = None, filename: str | None = None,
-             stale: bool = False, edit: str | None = None) -> Any:
+             stale: bool = False, edit: str | None = None, autoplay: bool = False) -> Any:
     """Draw an animated figure with the browser player (remembered for `stale`); returns the
     player's last event (a scrub or a data edit released) or None. `edit`: the id of the
-    data edits the player may post (`ui.edits.offer`)."""
+    data edits the player may post (`ui.edits.offer`); `autoplay`: play it once when drawn
+    (`ui.player.show`)."""
     if not stale:
         st.session_state[LAST_KEY + key] = (shown, presenter, filename)
     with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
         event = player.show(shown, key=key, presenter=presenter, stale=stale,
-                            family=family, filename=filename, edit=None if stale else edit)
+                            family=family, filename=filename, edit=None if stale else edit,
+                            autoplay=autoplay and not stale)
     if presenter and not stale and (line := glossary(shown)):  # the figure fills the window:
         st.caption(plain(line))  # its symbols are defined just under it
     return event
