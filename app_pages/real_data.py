@@ -135,6 +135,7 @@ def page() -> None:
     upload_data: Any = None
     upload_summary = ""
     with st.sidebar:
+        presenter_on = presenter.switch(_key("view.presenter"))  # first: found at once
         source = st.radio("Data", RealDataView.options("source"), key=_key("source"),
                           horizontal=True, help="Scikit-learn's 8×8 images of handwritten "
                           "digits (two classes, Min et al.'s Figure 5), or your own file of "
@@ -212,7 +213,6 @@ def page() -> None:
         time_axis = st.radio("time axis", RealDataView.options("time_axis"),
                              key=_key("view.time_axis"), horizontal=True,
                              help=_help("view.time_axis"))
-        presenter_on = presenter.switch(_key("view.presenter"))
     if presenter_on:  # compact header: the figure comes first on a projector
         st.markdown("**Real data: two digit classes (Min et al., Figure 5)**")
     else:

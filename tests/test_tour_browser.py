@@ -151,6 +151,11 @@ def _visit(page: Any, streamlit_server: str, screenshot_dir: Any, path: str, pre
         info = page.evaluate(PLAYER_JS, 0)
         assert info is not None and info["frames"] > 10 and not info["error"], info
     assert page.evaluate(SIDEBAR_VISIBLE_JS) is (not presenter)
+    if not presenter and path in FIGURE_PAGES:  # the switch in view on opening (it sat at
+        # the bottom of a 2,353 px sidebar)
+        switch = page.get_by_text("presenter mode", exact=True)
+        box = switch.first.bounding_box() if switch.count() else None
+        assert box is not None and 0 <= box["y"] < height / 2, (path, box)
     if presenter:
         assert page.get_by_role("button", name="Exit presenter mode").count() == 1
         if path in FIGURE_PAGES:
