@@ -276,7 +276,9 @@ def _plan_words(strip: Strip, levels: Lanes) -> None:
     are packed side by side, as near their blocks as the others let them, the full words
     when every tab's fit, else the short ones; a tab pushed off its block is joined to it by
     a leader. The lanes are chosen for the fewest (at most `levels.max_lanes`), then the
-    least displacement."""
+    least displacement. When they cannot hold every tab, a block with a tag of its paper's
+    ("IV", defined on the paper's page) that fits inside shows it, and the others are tried
+    again."""
     rows = [lv for lv in levels.levels if lv.kind == "row"]
     left: list[Block] = []
     for b in sorted(strip.blocks, key=lambda b: (*_rank(b.phase), -(b.f1 - b.f0))):
@@ -287,8 +289,17 @@ def _plan_words(strip: Strip, levels: Lanes) -> None:
                 break
         if not b.text:
             left.append(b)
-    if left and levels.max_lanes > 0:
-        plan = tab_plan(left, rows, levels.max_lanes, _words, strip.size, strip.axis_px)
+    plan = tab_plan(left, rows, levels.max_lanes, _words, strip.size, strip.axis_px) \
+        if left and levels.max_lanes > 0 else None
+    if left and plan is None:  # no room for every tab: the papers' tags inside, the rest on tabs
+        for b in list(left):
+            tag = phase_words(b.phase).tag
+            if tag and text_w(tag, strip.size, strip.axis_px) <= b.f1 - b.f0:
+                b.text = tag
+                left.remove(b)
+        plan = tab_plan(left, rows, levels.max_lanes, _words, strip.size, strip.axis_px) \
+            if left and levels.max_lanes > 0 else None
+    if left:
         if plan is not None:
             gaps, tabs = plan
             lanes: dict[tuple[int, int], Level] = {}
