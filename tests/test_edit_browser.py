@@ -236,3 +236,39 @@ def test_the_lesson_drag_the_middle_point_out_of_the_trap(
     done = page.evaluate(EDIT_JS, 1)
     assert "escapes" in done["trapText"] and "This run: escaped" in done["trapText"], done
 
+
+
+READOUT_JS = ("() => document.querySelector('iframe[title$=\"eae_player\"]').contentWindow"
+              ".document.querySelector('.eae-edit-readout').textContent")
+
+
+@pytest.mark.browser
+def test_every_kind_of_data_can_be_taken_and_moved(streamlit_server, page) -> None:
+    """One preset of each kind the panel edits (Wang & Ma's two signals, Lyu's vectors, the
+    three points; clusters from a link): a point taken and moved a few steps, the overlay
+    painted for the data as they are after each, its readout shown, and no error in the page
+    (the readout knew only angles-and-radii points and threw on the others: nothing painted)."""
+    from bench.bench_edit import cases
+
+    base = streamlit_server
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    seen: dict[str, str] = {"clusters": "data.kind=clusters&model.width=12"}  # (no preset)
+    for _name, query, kind in cases(False):
+        if kind not in seen and kind != "points":
+            seen[kind] = query
+    assert set(seen) == {"clusters", "two_signals", "vectors", "three_point"}, sorted(seen)
+    for kind, query in seen.items():
+        page.goto(f"{base}/?{query}")
+        wait_for_streamlit_idle(page, timeout=300)
+        page.wait_for_function(f"() => ({EDIT_JS})(0) !== null", timeout=60_000)
+        s = page.evaluate(EDIT_JS, 0)
+        page.mouse.move(*s["handle"])
+        page.mouse.down()
+        h = page.evaluate(f"() => ({EDIT_JS})(0)")["handle"]
+        for k in range(1, 5):  # toward the origin's side: a move every kind allows
+            page.mouse.move(h[0] - 6 * k, h[1] - 4 * k)
+            page.wait_for_function(f"() => ({PAINTED})(0)", timeout=10_000)
+        assert page.evaluate(READOUT_JS).strip(), kind
+        assert not errors, (kind, errors)
+        page.mouse.up()  # (its run is the other tests' subject: not waited for here)

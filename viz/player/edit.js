@@ -869,9 +869,11 @@
       const lab = d.labels[i];
       const labText = E.ed.kind === "three_point" ? `y = ${fmt(lab)}` : `label ${lab > 0 ? "+1" : "−1"}`;
       if (E.ed.kind === "three_point") return `point ${i + 1} · x = ${fmt(d.fields.x[i])} · ${labText}`;
-      const a = d.fields.angles_deg[i];
-      const r = E.ed.kind === "clusters" ? d.fields.radius : d.fields.radii[i];
-      return `${E.ed.kind === "clusters" ? "cluster" : "point"} ${i + 1} · ${(+a).toFixed(1)}° · r = ${fmt(r)} · ${labText}`;
+      // every other kind: the handle's angle and radius in input space
+      const h = d.handles[i];
+      const a = Math.atan2(h[1], h[0]) * 180 / Math.PI, r = Math.hypot(h[0], h[1]);
+      const name = { clusters: "cluster", two_signals: i === 0 ? "x₊" : "x₋" }[E.ed.kind];
+      return `${name || "point " + (i + 1)} · ${a.toFixed(1)}° · r = ${fmt(r)} · ${labText}`;
     }
 
     let frame = 0;
