@@ -13,30 +13,36 @@ from pathlib import Path
 
 import streamlit as st
 
-# a local favicon: a Material-icon favicon would be fetched from a font server by every browser
-st.set_page_config(page_title="Early Alignment Explorer",
-                   page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
-from ui import navigation, prefetch, turns  # noqa: E402 (after set_page_config)
+def main() -> None:
+    """Page config, navigation and the page of this run (Streamlit runs this file on every
+    rerun)."""
+    # a local favicon: a Material-icon favicon would be fetched from a font server by every
+    # browser
+    st.set_page_config(page_title="Early Alignment Explorer",
+                       page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                       layout="wide")
 
-# every page run goes before speculative work, and tells it whether the server is shared
-prefetch.page_busy()
+    from app_pages import compare, explorer, overview, papers, real_data, status, sweeps
+    from ui import navigation, prefetch, turns
 
-# a fresh server compiles its kernels meanwhile: small runs are computed uncompiled
-# (`ui.startup`), larger ones wait for the compiler with a progress message
-from app_pages import (  # noqa: E402
-    compare,
-    explorer,
-    overview,
-    papers,
-    real_data,
-    status,
-    sweeps,
-)
+    # every page run goes before speculative work, and tells it whether the server is shared
+    prefetch.page_busy()
+    # a fresh server compiles its kernels meanwhile: small runs are computed uncompiled
+    # (`ui.startup`), larger ones wait for the compiler with a progress message.
+    # Every page is a function, registered as st.Page(function) under its table row
+    # (ui.navigation)
+    pages = navigation.build({name: module.page for name, module in (
+        ("overview", overview), ("explorer", explorer), ("papers", papers),
+        ("compare", compare), ("real_data", real_data), ("sweeps", sweeps),
+        ("status", status))})
+    with turns.PAGES.slot():  # a few page runs at a time, in arrival order (`ui.turns.Slots`)
+        st.navigation(pages).run()
 
-# every page is a function, registered as st.Page(function) under its table row (ui.navigation)
-pages = navigation.build({name: module.page for name, module in (
-    ("overview", overview), ("explorer", explorer), ("papers", papers), ("compare", compare),
-    ("real_data", real_data), ("sweeps", sweeps), ("status", status))})
-with turns.PAGES.slot():  # a few page runs at a time, in arrival order (`ui.turns.Slots`)
-    st.navigation(pages).run()
+
+# A process that multiprocessing spawns — the sweeps' Dask workers — runs its parent's main
+# script again as "__mp_main__" to find pickled names in it; this script has none, and a page
+# run there (in bare mode: a warning per Streamlit call, a simulation for nothing) only costs
+# the worker its start.
+if __name__ != "__mp_main__":
+    main()

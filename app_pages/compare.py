@@ -20,6 +20,7 @@ from pydantic import Field
 from dynamics.config import Config
 from dynamics.papers import PAPERS, Comparison
 from ui import charts, controls, downloads, figures, presenter, runner, state, text
+from ui.settings import setting
 from ui.view import LABELS, Radius, TimeAxis, View, page_view
 from viz.compare import difference_rows
 
@@ -93,22 +94,27 @@ def page() -> None:
     bound = B.load()
     ss = st.session_state
     fresh = bound.fresh
-    presenter.mode(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
-    with st.sidebar:
+    on = presenter.mode(VIEW_KEYS["presenter"], bound.view.presenter, fresh)
+    heading = st.container()  # the page's title, then the pair (its titles are long: the
+    # page's width shows them whole, a sidebar's select cut them short)
+    with presenter.intro(on, "Preset pair"):  # presenter mode: under the figure
         B.seed(PRESET_KEY, bound.view.preset, fresh)
         preset = st.selectbox("Preset pair", options=CompareView.options("preset"), key=PRESET_KEY,
                               format_func=lambda k: PRESETS[k].title, on_change=_apply_preset,
-                              help="Picks both configurations; edit either side below.")
+                              help="Picks both configurations (the sidebar's Run A and Run B); "
+                                   "edit either side there.")
+    with st.sidebar:
+        presenter.switch(VIEW_KEYS["presenter"])
         c1, c2 = st.columns(2)
         with c1:
             time_axis = st.radio("time axis", CompareView.options("time_axis"),
                                  key=B.seed(VIEW_KEYS["time_axis"], bound.view.time_axis, fresh),
-                                 horizontal=True)
+                                 horizontal=True, help=setting("view.time_axis").help)
         with c2:
             radius = st.radio("radius", CompareView.options("radius"),
                               key=B.seed(VIEW_KEYS["radius"], bound.view.radius, fresh),
-                              horizontal=True, format_func=LABELS["radius"].get)
-        presenter.switch(VIEW_KEYS["presenter"])
+                              horizontal=True, format_func=LABELS["radius"].get,
+                              help=setting("view.radius").help)
         tab_a, tab_b = st.tabs(["Run A", "Run B"])
         with tab_a:
             panel_a = controls.control_panel(PA, bound.configs["a"], fresh=fresh)
@@ -116,10 +122,11 @@ def page() -> None:
             panel_b = controls.control_panel(PB, bound.configs["b"], fresh=fresh)
     view = CompareView(preset=preset, radius=radius, time_axis=time_axis,
                        presenter=bool(ss[VIEW_KEYS["presenter"]]))
-    if view.presenter:  # compact header: the figure comes first on a projector
-        st.markdown(f"**Compare: {PRESETS[preset].title}**")
-    else:
-        st.markdown("### Compare two runs")
+    with heading:
+        if view.presenter:  # compact header: the figure comes first on a projector
+            st.markdown(f"**Compare: {PRESETS[preset].title}**")
+        else:
+            st.markdown("### Compare two runs")
     with presenter.intro(view.presenter, "About this comparison"):
         st.caption("Two configurations on **one time grid with one cursor**: at each time each "
                    "run shows its last recorded frame. The strip above the time panels names "
@@ -174,7 +181,9 @@ def page() -> None:
             for col, lab, cfg in ((c1, "A", cfg_a), (c2, "B", cfg_b)):
                 with col:
                     if st.button(f"Open run {lab} in the Explorer", key=f"cmp.open.{lab}",
-                                 icon=":material/open_in_new:"):
+                                 icon=":material/open_in_new:",
+                                 help=f"The Explorer with run {lab}'s every setting, to "
+                                      "change anything else."):
                         state.open_in_explorer(cfg, view)
             # drawn only once opened (the code block's script would load with the page)
             share = st.expander("Share this comparison", expanded=False, key="cmp.share",

@@ -33,6 +33,7 @@ from ui.lesson import ExplorerView
 FIG_KEY = "explorer_main_figure"
 LAST_RUN_KEY = "_eae.explorer.last_link_config"  # the settings of the last figure (prefetch)
 SCRUB_KEY = "_eae.explorer.scrub"  # the control the player's scrub slider moves
+PLAYED_KEY = "_eae.explorer.played"  # the session's first figure has been asked to play
 B = state.explorer_binder()
 
 
@@ -84,12 +85,17 @@ def page() -> None:
         presenter.lesson_bar([(s.label, s.line) for s in LESSON], at, _go, edited=edited)
     else:
         st.markdown("### Early alignment explorer")
-    with presenter.intro(view.presenter, "What to look for"):
+    with presenter.intro(view.presenter, "How to read it"):
         st.caption(
-            "What to look for: from a small initialisation the neurons first **turn toward a few "
-            "directions while their norms stay tiny** (left panel; the radius is relative to the "
-            "largest neuron), and only then **grow and fit** the data (norms and loss on the "
-            "right). Press ▶ Play or drag the slider.")
+            "**How to read it:** left, one marker per neuron — its angle is the neuron's "
+            "direction, its distance from the centre its size (blue: output weight aⱼ > 0, "
+            "vermillion: aⱼ < 0); right, every neuron's size ‖wⱼ‖, the loss and the accuracy "
+            "over time; the strip above them names the phases in words, a row per source "
+            "(hover a block for the rule that found it); solid lines are events of this run, "
+            "dashed ones times a theory predicts; symbols are defined under the figure. "
+            "**What to look for:** from a small start the neurons first **turn toward a few "
+            "directions while their norms stay tiny**, and only then **grow and fit** the "
+            "data. It plays once by itself; ▶ Play or the slider replay it.")
     if bound.warnings:
         st.warning(text.with_list("Some link parameters could not be used (the others were "
                                   "kept):", bound.warnings))
@@ -120,7 +126,12 @@ def page() -> None:
             eid = (edits.offer(link_config, options, bool(panel.t_end_auto),
                                family.session_owner(), runner.get_service())
                    if traj.status == "completed" else None)
-            charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub, edit=eid)
+            # the session's first figure plays by itself, once (the player skips it when the
+            # browser asks for reduced motion)
+            first = not st.session_state.get(PLAYED_KEY)
+            st.session_state[PLAYED_KEY] = True
+            charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub, edit=eid,
+                            autoplay=first)
             try_this.panel(view, link_config, _show)
             if not view.presenter:  # (a projector view keeps the figure alone)
                 runner.show_notes(analysis)

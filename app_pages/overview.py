@@ -70,7 +70,9 @@ def page() -> None:
                    "(right, top) stays tiny; "
                    "only then do the norms grow and the loss drop.")
         if st.button("Open this example in the Explorer", key=f"{PREFIX}.open_example",
-                     icon=":material/explore:"):
+                     icon=":material/explore:",
+                     help="The Explorer with this run's settings, every one of them to "
+                          "change."):
             state.open_in_explorer(config, view)
     st.subheader("How to read the figure")
     st.markdown(
@@ -109,7 +111,9 @@ def page() -> None:
                     state.open_in_explorer(pp.presets(True)[name], view)
             with c2:
                 if st.button("Paper", key=f"{PREFIX}.paper.{paper}.{name}",
-                             icon=":material/article:"):
+                             icon=":material/article:",
+                             help=f"{pp.short}'s page: the claim in plain words, this run with "
+                                  "its knobs, and the claims checked."):
                     q = {"paper": paper, f"{paper}.preset": name, **view.to_query()}
                     state.switch_to(PAPERS_PAGE, q, PAPERS_KEY)
     # drawn only once opened: the code block's highlighter script would otherwise load with the

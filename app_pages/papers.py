@@ -51,7 +51,9 @@ def _full_checks(paper: str) -> None:
     st.markdown("**Claims on the paper's presets** (quick versions, all runs through the "
                 "cached service)")
     if st.button("Check the claims", key=f"{PREFIX}.check.{paper}", icon=":material/checklist:",
-                 type="primary" if key not in st.session_state else "secondary"):
+                 type="primary" if key not in st.session_state else "secondary",
+                 help="Runs every preset of the paper (quick sizes) and checks each claim "
+                      "against its run: measured, expected, tolerance, pass or fail."):
         service = runner.get_service()
         turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
         status = st.status("Running the presets…", expanded=False)
@@ -84,32 +86,43 @@ def _full_checks(paper: str) -> None:
     _claims_table(df)
     st.download_button("Claims table (.csv)", data=downloads.claims_csv(df),
                        file_name=f"claims_{paper}.csv", mime="text/csv",
-                       key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:")
+                       key=f"{PREFIX}.csv.{paper}", on_click="ignore", icon=":material/table:",
+                       help="The table above as a CSV file (a spreadsheet opens it).")
 
 
 def page() -> None:
     """The page (st.Page calls it on every run; no page state lives at module level)."""
     bound = B.load()
 
-    def _knob_widget(paper: str, k: Knob) -> Any:
-        """One knob as a widget kept in the URL under `<paper>.<knob>` (by the binder)."""
+    def _knob_widget(paper: str, k: Knob, preset: Config) -> Any:
+        """One knob as a widget showing the preset's value, kept in the URL under
+        `<paper>.<knob>` (by the binder) when it differs from it."""
         key = f"{paper}.{k.key}"
+        value = k.shown(preset)
         if k.options is not None:
-            return B.widget(st.select_slider, k.label, key=key, value=k.default, bound=bound,
-                            options=list(k.options), help=k.help, path=k.field)
-        return B.widget(st.number_input, k.label, key=key, value=k.default, bound=bound,
+            fmt = (lambda v: k.format % v) if k.format else str
+            return B.widget(st.select_slider, k.label, key=key, value=value, bound=bound,
+                            options=k.choices(preset), format_func=fmt, help=k.help,
+                            path=k.field)
+        return B.widget(st.number_input, k.label, key=key, value=value, bound=bound,
                         min_value=k.min_value, max_value=k.max_value, step=k.step,
                         format=k.format, help=k.help, path=k.field)
 
-    def _knobs(paper: Paper) -> dict[str, Any]:
-        """The paper's widgets (bound to the URL), three to a row; returns config updates for the
-        preset."""
+    def _knobs(paper: Paper, name: str, preset: Config) -> dict[str, Any]:
+        """The paper's widgets (bound to the URL), three to a row, each showing the preset's
+        value (set again when another preset is chosen); returns the preset's updates."""
+        shown = f"{PREFIX}.knobs_of.{paper.key}"  # the preset the knobs show
+        if st.session_state.get(shown, name) != name:
+            for k in paper.knobs:
+                st.session_state[f"{paper.key}.{k.key}"] = k.shown(preset)
+                st.session_state.pop(f"{paper.key}.{k.key}._last_good", None)
+        st.session_state[shown] = name
         values: dict[str, Any] = {}
         cols = st.columns(3)
         for i, k in enumerate(paper.knobs):
             with cols[i % 3]:
-                values[k.key] = _knob_widget(paper.key, k)
-        return paper.knob_updates(values)
+                values[k.key] = _knob_widget(paper.key, k, preset)
+        return paper.knob_updates(values, preset)
 
     def _section(paper: Paper, i: int, sec: Section, traj: Trajectory,
                  analysis: Analysis | None) -> None:
@@ -132,7 +145,8 @@ def page() -> None:
         spec = sec.load(REPORTS) or st.session_state.get(key)
         if spec is None:
             st.caption(sec.cost)
-            if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:"):
+            if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:",
+                             help=f"Runs it through the server's cache: {sec.cost}"):
                 return
             turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
             with st.spinner("Running through the service…"):
@@ -147,7 +161,8 @@ def page() -> None:
         k = B.seed(f"{PREFIX}.paper", bound.view.paper, bound.fresh)
         return st.segmented_control("Paper", options=PapersView.options("paper"),
                                     format_func=lambda p: PAPERS[p].short, required=True,
-                                    key=k) or FIRST
+                                    key=k, help="Which paper: its claim, its preset runs "
+                                                "and its checks.") or FIRST
     # ----------------------------------------------------------------------------- the page
     on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
     presenter.switch("view.presenter")
@@ -172,8 +187,12 @@ def page() -> None:
     names = list(P)
     with chrome, presenter.intro(on, "Preset and knobs"):  # collapsed in presenter mode
         preset = B.widget(st.selectbox, "Preset", key=f"{paper}.preset", value=names[0],
-                          bound=bound, options=names)
-        updates = _knobs(PAPER)
+                          bound=bound, options=names,
+                          format_func=lambda n: PAPER.preset_titles.get(n, n),
+                          help="A run of the paper's own setting (which figure or section "
+                               "it reproduces after the ·); the knobs below start at its "
+                               "values.")
+        updates = _knobs(PAPER, preset or names[0], P[preset or names[0]])
     if bound.warnings:
         chrome.warning(text.with_list("Some link parameters could not be used and were reset:",
                                   bound.warnings))
@@ -205,7 +224,9 @@ def page() -> None:
         c1, c2 = st.columns([1, 3])
         with c1:
             if st.button("Open in Explorer", key=f"{PREFIX}.open.{paper}",
-                         icon=":material/explore:"):
+                         icon=":material/explore:",
+                         help="The Explorer with this run's every setting, to change "
+                              "anything else."):
                 state.open_in_explorer(config, view)
         with c2:
             st.caption("The Explorer opens with this run's full settings in its URL, to change "

@@ -27,6 +27,7 @@ from ui.controls import (
     number_rules,
 )
 from ui.inputs import number_field, plain
+from ui.settings import SETTINGS
 from ui.view import TimeAxis, View, field_options, page_view
 
 P = "rd"
@@ -73,6 +74,11 @@ RULES = number_rules()
 LABELS = {"data.classes": "digits", "init.scale": "α (init scale)"}
 
 
+def _help(path: str) -> str:
+    """The settings table's help of `path` (`ui.settings`: one wording on every page)."""
+    return SETTINGS[path].help
+
+
 def _eps_options(value: float) -> list[float]:
     return sorted({*EPS_CHOICES, float(value)})
 
@@ -84,7 +90,8 @@ def page() -> None:
     def _number(path: str, label: str, *, step: float = 1.0, default: float = 0.0) -> float:
         """A number field that takes what is typed; a rejected value gets its message right under
         the field (and the run waits), the page's default standing in."""
-        value, problem = number_field(label, _key(path), RULES[path], step=step)
+        value, problem = number_field(label, _key(path), RULES[path], step=step,
+                                      help=_help(path))
         if problem:
             problems.append((path, problem))
             st.error(problem)
@@ -128,27 +135,37 @@ def page() -> None:
     upload_data: Any = None
     upload_summary = ""
     with st.sidebar:
+        presenter_on = presenter.switch(_key("view.presenter"))  # first: found at once
         source = st.radio("Data", RealDataView.options("source"), key=_key("source"),
-                          horizontal=True,
+                          horizontal=True, help="Scikit-learn's 8×8 images of handwritten "
+                          "digits (two classes, Min et al.'s Figure 5), or your own file of "
+                          "points with ±1 labels.",
                           format_func={"digits": "8×8 digits", "upload": "upload CSV/NPZ"}.get)
         if source == "digits":
             c1, c2 = st.columns(2)
             with c1:
-                cls_a = st.selectbox("digit (+1)", list(range(10)), key=_key("data.classes.0"))
+                cls_a = st.selectbox("digit (+1)", list(range(10)), key=_key("data.classes.0"),
+                                     help=_help("data.classes.0"))
             with c2:
-                cls_b = st.selectbox("digit (−1)", list(range(10)), key=_key("data.classes.1"))
+                cls_b = st.selectbox("digit (−1)", list(range(10)), key=_key("data.classes.1"),
+                                     help=_help("data.classes.1"))
             n_per = _number("data.n_per_class", "images per class (0: all, ≈180)", step=10)
-            centre = st.checkbox("centre (subtract the mean image)", key=_key("data.centre"))
+            centre = st.checkbox("centre (subtract the mean image)", key=_key("data.centre"),
+                                 help=_help("data.centre"))
         else:
             st.caption("A CSV with a label column (y, label or target; else the last column) or "
                        "an .npz with arrays X and y. Labels must be −1 and +1 (or 0/1 mapped). "
                        "The file is not part of the page's link.")
             up = st.file_uploader("points and labels", type=["csv", "txt", "npz"],
-                                  key=_key("upload"))
-            map_01 = st.checkbox("map labels 0 → −1, 1 → +1", key=_key("map01"))
+                                  key=_key("upload"), help=_help("data.X"))
+            map_01 = st.checkbox("map labels 0 → −1, 1 → +1", key=_key("map01"),
+                                 help="For a file labelled 0 and 1: read 0 as −1 and 1 as +1 "
+                                      "(this page needs ±1 labels).")
             st.download_button("Example CSV", data=example_csv(), file_name="example_points.csv",
                                mime="text/csv", key=_key("example"), on_click="ignore",
-                               icon=":material/download:")
+                               icon=":material/download:",
+                               help="A small file in the format this page reads, to start "
+                                    "from.")
         st.divider()
         c1, c2 = st.columns(2)
         with c1:
@@ -165,17 +182,20 @@ def page() -> None:
                                        "experiments); balanced: |a_j| = ‖w_j‖.")
         with c2:
             scale = st.select_slider("α (init scale)", options=_eps_options(ss[_key("init.scale")]),
-                                     key=_key("init.scale"), format_func=lambda v: f"{v:.3g}")
-        c1, c2 = st.columns(2)
+                                     key=_key("init.scale"), format_func=lambda v: f"{v:.3g}",
+                                     help="Size of the initial weights (Min et al. call it α): "
+                                          "smaller α keeps the neurons aligning longer before "
+                                          "they grow.")
+        c1, c2 = st.columns([3, 2])  # "exponential" needs the room
         with c1:
             loss_kind = st.selectbox("loss", field_options(LossConfig, "kind"),
-                                     key=_key("loss.kind"))
+                                     key=_key("loss.kind"), help=_help("loss.kind"))
         with c2:
             reduction = st.selectbox("reduction", field_options(LossConfig, "reduction"),
-                                     key=_key("loss.reduction"))
+                                     key=_key("loss.reduction"), help=_help("loss.reduction"))
         method = st.radio("integrator", field_options(IntegratorConfig, "method"),
                           key=_key("integrator.method"), horizontal=True,
-                          format_func=METHOD_LABELS.get)
+                          format_func=METHOD_LABELS.get, help=_help("integrator.method"))
         c1, c2 = st.columns(2)
         with c1:
             t_end = _number("integrator.t_end", "end time t", step=0.5,
@@ -191,8 +211,8 @@ def page() -> None:
         with c2:
             seed = _number("seed", "seed")
         time_axis = st.radio("time axis", RealDataView.options("time_axis"),
-                             key=_key("view.time_axis"), horizontal=True)
-        presenter_on = presenter.switch(_key("view.presenter"))
+                             key=_key("view.time_axis"), horizontal=True,
+                             help=_help("view.time_axis"))
     if presenter_on:  # compact header: the figure comes first on a projector
         st.markdown("**Real data: two digit classes (Min et al., Figure 5)**")
     else:

@@ -76,7 +76,10 @@ def page() -> None:
              "value": f"{getattr(lim, f.name):g}" if isinstance(getattr(lim, f.name), float)
              else str(getattr(lim, f.name))}
             for f in fields(Limits) if f.name in VISITOR_LIMITS]), hide_index=True, width="stretch")
-        st.caption("Counters, caches and server settings are shown to the server's operators only.")
+        st.caption("Counters, caches and server settings are shown to the server's operators "
+                   "only: whoever runs the server turns that view on by starting it with the "
+                   "environment variable EAE_OPERATOR=1 (the hosting guide lists every "
+                   "setting).")
         st.stop()
     service = get_service()
     stats = service.stats()

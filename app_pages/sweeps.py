@@ -32,6 +32,9 @@ REDRAW_S = 1.0  # the running sweep's progress and figure are redrawn this often
 # cap cuts a paste short without a word)
 VALUES_MAX_CHARS = 20_000  # an axis's comma-separated values
 BASE_MAX_CHARS = 200_000  # the base configuration's JSON
+Q_HELP = "What each run measured (one column of the table), on the vertical axis."
+RANGE_HELP = {"start": "The axis's first value.", "stop": "The axis's last value.",
+              "count": "How many values from start to stop (1 to 200)."}
 SweepName = Literal[(*sw.BUILTINS, "custom")]  # type: ignore[valid-type]
 
 
@@ -96,7 +99,7 @@ def _start(spec: sw.Sweep) -> Job:
     def progress(done: int, total: int, row: dict[str, Any]) -> None:
         job.rows[int(row["index"])] = row
         job.done = done
-        job.last = f"point {row.get('index')}: {row.get('status')}"
+        job.last = f"last finished: point {row.get('index')}, {row.get('status')}"
 
     def notice(text: str) -> None:  # "the cluster has no workers: …" (and when they are back)
         job.last = text
@@ -105,7 +108,9 @@ def _start(spec: sw.Sweep) -> Job:
         try:
             job.last = "starting the Dask cluster…"
             client = sw.get_client()  # waits for a start in progress
-            job.last = "running"
+            n = sw.n_workers_of(client)
+            job.last = (f"the first {min(n, job.total)} running on {n} Dask worker"
+                        f"{'s' if n != 1 else ''}" if n else "running")
             job.result = sw.run_sweep(spec, client=client, progress=progress,
                                       cancel=job.cancel, notice=notice)
         except Exception as e:  # shown on the page, never a traceback
@@ -129,7 +134,9 @@ def _figure(res: sw.SweepResult) -> go.Figure:
 def _builtin_panel() -> tuple[sw.Sweep | None, str, str]:
     names = list(sw.BUILTINS)
     name = st.selectbox("Built-in sweep", names, format_func=lambda n: sw.BUILTINS[n].title,
-                        key=f"{KEY}.builtin")
+                        key=f"{KEY}.builtin",
+                        help="A paper's scaling claim as a grid of runs: what it varies and "
+                             "what it measures is said under the choice.")
     size = st.radio("Size", SweepsView.options("size"), horizontal=True, key=f"{KEY}.size",
                     help="quick: seconds to half a minute on 2 cores; full: the paper's grid "
                          "(hours on 2 cores; meant for a cluster)")
@@ -141,15 +148,24 @@ def _builtin_panel() -> tuple[sw.Sweep | None, str, str]:
 def _axis_widgets(i: int) -> dict[str, Any] | None:
     cols = st.columns([2, 1.2, 3])
     choice = cols[0].selectbox(f"Axis {i + 1} field", FIELDS, key=f"{KEY}.ax{i}.field",
-                               index=i if i < 3 else 0)
+                               index=i if i < 3 else 0,
+                               help="The setting this axis varies (the dotted name a link "
+                                    "uses); other…: type any setting's dotted name.")
     fld = (cols[0].text_input("dotted field", key=f"{KEY}.ax{i}.other",
-                              placeholder="e.g. data.n_per") if choice == "other…" else choice)
+                              placeholder="e.g. data.n_per",
+                              help="A setting's dotted name, as in the Explorer's links "
+                                   "(data.n_per, model.c, …).")
+           if choice == "other…" else choice)
     mode = cols[1].radio("as", ["values", "log", "linear"], key=f"{KEY}.ax{i}.mode",
-                         horizontal=False)
+                         horizontal=False,
+                         help="values: the list you type; log / linear: a count of values "
+                              "from start to stop, evenly spaced in log or in plain scale.")
     if mode == "values":
         text = cols[2].text_input("values (comma-separated)", key=f"{KEY}.ax{i}.values",
                                   value={0: "1e-3, 1e-2, 0.1, 1", 1: "balanced, gaussian, "
-                                         "dominated", 2: "0, 0.05"}.get(i, ""))
+                                         "dominated", 2: "0, 0.05"}.get(i, ""),
+                                  help="The axis's values, separated by commas: numbers "
+                                       "(1e-3) or words (balanced).")
         problem = _values_problem(text)
         if problem:  # refused by its size, before it is split or parsed
             cols[2].error(problem)
@@ -164,7 +180,7 @@ def _axis_widgets(i: int) -> dict[str, Any] | None:
         k = f"{KEY}.ax{i}.{ {'start': 'lo', 'stop': 'hi', 'count': 'n'}[name] }"
         st.session_state.setdefault(k, default)
         with col:
-            v, problem = number_field(name, k, rule)
+            v, problem = number_field(name, k, rule, help=RANGE_HELP[name])
             if problem:
                 st.error(problem)
         got.append(v)
@@ -203,17 +219,25 @@ def _parse_scalar(text: str) -> Any:
 def _compose_panel() -> tuple[sw.Sweep | None, str]:
     start = st.selectbox("Start from the base of", list(sw.BUILTINS),
                          format_func=lambda n: sw.BUILTINS[n].title, key=f"{KEY}.basefrom",
-                         index=list(sw.BUILTINS).index("trap_probability"))
+                         index=list(sw.BUILTINS).index("trap_probability"),
+                         help="The configuration every point starts from (a built-in's); "
+                              "edit it below as JSON, the axes then change one setting each.")
     base = sw.builtin_sweep(start, quick=True).base
     with st.expander("Base configuration (JSON)", expanded=False):
         base_text = st.text_area("base", value=json.dumps(base.to_dict(), indent=1),
                                  height=260, key=f"{KEY}.base.{start}",
-                                 label_visibility="collapsed")
-    n_axes = st.radio("Axes", [1, 2, 3], index=1, horizontal=True, key=f"{KEY}.naxes")
+                                 label_visibility="collapsed",
+                                 help="Every setting of the runs the axes do not vary "
+                                      "(the Explorer's download gives a run's JSON).")
+    n_axes = st.radio("Axes", [1, 2, 3], index=1, horizontal=True, key=f"{KEY}.naxes",
+                      help="How many settings vary: every combination of their values is "
+                           "one point (times the seeds).")
     axes = [a for a in (_axis_widgets(i) for i in range(n_axes)) if a]
     st.session_state.setdefault(f"{KEY}.seeds", 2)
     seeds, problem = number_field("Seeds per point", f"{KEY}.seeds",
-                                  Rule("seeds per point", 1, 50, integer=True))
+                                  Rule("seeds per point", 1, 50, integer=True),
+                                  help="Runs per point, each with another random start; "
+                                       "the plots show their spread.")
     if problem:
         st.error(problem)
     if problem or any(a.get("invalid") for a in axes):
@@ -245,15 +269,18 @@ def _progress() -> None:
     if j.running:
         frac = j.done / max(j.total, 1)
         state = "cancelling…" if j.cancel.is_set() else j.last
-        st.progress(frac, text=f"{j.done} of {j.total} points "
+        st.progress(frac, text=f"{j.done} of {j.total} points done "
                                f"({time.monotonic() - j.started:.0f} s) — {state}")
         st.button("Cancel", key=f"{KEY}.cancel_running", on_click=j.cancel.set,
-                  disabled=j.cancel.is_set(), icon=":material/stop:")
+                  disabled=j.cancel.is_set(), icon=":material/stop:",
+                  help="Stops the sweep; the points done so far stay in the cache.")
         fig = j.partial_figure() if j.rows else None
         if fig is not None:
             charts.chart(fig, key=f"{KEY}.fig.partial", main=False)
             st.caption(f"The figure fills in as points finish ({j.done} of {j.total}); "
                        "the first seed of every point runs first.")
+        elif not j.rows:
+            st.caption("Each point appears on the plot here as soon as it finishes.")
         return
     # finished: hand the result to the page and redraw it once
     st.session_state.pop(f"{KEY}.job", None)
@@ -286,7 +313,9 @@ def page() -> None:
     busy = job is not None and job.running
     with st.container(border=True):
         mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
-                        disabled=busy)
+                        disabled=busy, help="Built-in: a paper's sweep, ready to run; "
+                                            "Compose: your own axes over a base "
+                                            "configuration.")
         if mode == "Built-in":
             spec, chosen, size = _builtin_panel()
             B.sync(SweepsView(sweep=chosen, size=size, presenter=on), {})
@@ -298,7 +327,9 @@ def page() -> None:
             st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
                        f"{spec.description}")
         run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
-                                key=f"{KEY}.run")  # Cancel: under the progress bar
+                                key=f"{KEY}.run",  # Cancel: under the progress bar
+                                help="Runs every point of the sweep on the server's workers; "
+                                     "each point appears on the plot as it finishes.")
     if run_clicked and spec is not None:
         job = _start(spec)
         st.session_state[f"{KEY}.job"] = job
@@ -326,19 +357,23 @@ def page() -> None:
                 charts.chart(_figure(res), key=f"{KEY}.fig.builtin", main=False)
                 st.caption(sw.BUILTINS[name].claim)
             else:
-                y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0")
+                y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0", help=Q_HELP)
                 charts.chart(vs.default_figure(df, axes, y), key=f"{KEY}.fig.default", main=False)
         with tabs[1]:
             cc = st.columns(3)
             y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
-                                index=numeric.index("final_loss") if "final_loss" in numeric else 0)
+                                index=numeric.index("final_loss") if "final_loss" in numeric
+                                else 0, help=Q_HELP)
             kind = cc[1].radio("Chart", ["lines", "heatmap"], horizontal=True, key=f"{KEY}.kind",
-                               index=1 if len(axes) >= 2 else 0)
+                               index=1 if len(axes) >= 2 else 0,
+                               help="lines: the quantity against one axis, a line per value of "
+                                    "the other; heatmap: two axes, colour = the quantity.")
             if kind == "heatmap" and len(axes) < 2:
                 st.info("A heatmap needs two axes; showing lines.")
                 kind = "lines"
             if axes:
-                x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x")
+                x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x",
+                                    help="The setting along the horizontal axis.")
                 rest = [a for a in axes if a != x]
                 fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
                        else vs.lines_figure(df, x, y, color=rest[0] if rest else None))

@@ -244,7 +244,7 @@ def _pick(page: Any, param: str) -> bool:
 def measure(base: str, browser: Any, quick: bool, seconds: float) -> list[DragResult]:
     out = []
     for name, query in cases(quick):
-        ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1000}, reduced_motion="reduce")
         page = ctx.new_page()
         url = f"{base}/?{query}" if query else f"{base}/"
         page.goto(url)

@@ -165,7 +165,7 @@ def measure(base: str, browser: Any, quick: bool, seconds: float,
             shots: Path | None) -> list[EditResult]:
     out = []
     for name, query, kind in cases(quick):
-        ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1000}, reduced_motion="reduce")
         page = ctx.new_page()
         url = f"{base}/?{query}" if query else f"{base}/"
         page.goto(url)

@@ -175,7 +175,7 @@ def change_times(url: str, n: int, log: bool = True, pause: float = 1.0
     out: dict[str, list[float]] = {"new": [], "cached": []}
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page = browser.new_page(viewport={"width": 1600, "height": 1000}, reduced_motion="reduce")
         page.goto(url + "/")
         page.wait_for_function(CHART_READY_JS, timeout=300_000, polling=50)
         wait_for_streamlit_idle(page, timeout=120, settle=0.5)
@@ -236,7 +236,7 @@ def browser_times(cache_dir: str, reloads: int = 3) -> tuple[float, list[float]]
         server.wait_healthy()
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
-            page = browser.new_page(viewport=VIEWPORT)
+            page = browser.new_page(viewport=VIEWPORT, reduced_motion="reduce")
             t0 = time.perf_counter()
             page.goto(server.url + "/")
             page.wait_for_function(CHART_READY_JS, timeout=300_000, polling=50)
@@ -278,7 +278,7 @@ def first_chart_times(tmp: str, fresh_browsers: int = 3) -> dict[str, object]:
     try:
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
-            ctx = browser.new_context(viewport=VIEWPORT)
+            ctx = browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
             page = ctx.new_page()
             server.wait_healthy()
             t0 = time.perf_counter()
@@ -290,7 +290,7 @@ def first_chart_times(tmp: str, fresh_browsers: int = 3) -> dict[str, object]:
             server.wait_ready()
             fresh = []
             for _ in range(fresh_browsers):
-                ctx = browser.new_context(viewport=VIEWPORT)
+                ctx = browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
                 page = ctx.new_page()
                 t0 = time.perf_counter()
                 page.goto(server.url + "/")

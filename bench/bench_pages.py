@@ -166,7 +166,7 @@ def _server(cache_dir: Path, script: Path = REPO / "serve.py") -> Any:
 
 def _time_to(browser: Any, url: str, js: str, timeout_s: float) -> float | None:
     """Seconds from goto(url) in a new context (a new session) until `js` holds."""
-    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx = browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
     try:
         page = ctx.new_page()
         t0 = time.perf_counter()
@@ -254,7 +254,7 @@ def time_navigation(rounds: int = 3, timeout_s: float = 300.0,
         server = _server(Path(tmp), app)
         browser = launch_chromium(pw)
         try:
-            ctx = browser.new_context(viewport=VIEWPORT)
+            ctx = browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
             page = ctx.new_page()
             for _, path in NAV_PAGES:  # warm the server's caches for every page
                 page.goto(f"{server.url}/{path}")
@@ -318,7 +318,7 @@ def time_sweeps_page(names: Sequence[str], timeout_s: float = 300.0,
         browser = launch_chromium(pw)
         try:
             for name in names:
-                ctx = browser.new_context(viewport=VIEWPORT)
+                ctx = browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
                 page = ctx.new_page()
                 page.goto(f"{server.url}/sweeps?sweep={name}")
                 wait_for_streamlit_idle(page, timeout=120)

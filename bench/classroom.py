@@ -257,7 +257,8 @@ class BrowserClass(threading.Thread):
         url = f"{self.base}/{self.page}" + (f"?{self.query}" if self.query else "")
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
-            ctxs = [browser.new_context(viewport=VIEWPORT) for _ in range(self.n)]
+            ctxs = [browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
+                    for _ in range(self.n)]
             pages = [c.new_page() for c in ctxs]
             self.ready.set()
             self.go_open.wait()

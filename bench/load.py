@@ -178,7 +178,8 @@ def measure_sessions(browser: Any, urls: list[tuple[str, str]], timeout_s: float
     contexts, pages, results = [], [], []
     try:
         for url, group in urls:
-            ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+            ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1,
+                                      reduced_motion="reduce")
             ctx.set_default_timeout(timeout_s * 1000)
             page = ctx.new_page()
             res = SessionResult(url=url, group=group)
@@ -251,7 +252,7 @@ def read_counters(browser: Any, base_url: str, page: str = "status",
                   timeout_s: float = 120.0) -> dict[str, float]:
     """The service counters shown on the About & status page ({} if there is no such page):
     each `st.metric` label → its leading number ("3 of 4" → 3)."""
-    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx = browser.new_context(viewport=VIEWPORT, reduced_motion="reduce")
     try:
         pg = ctx.new_page()
         pg.goto(f"{base_url.rstrip('/')}/{page}")

@@ -96,3 +96,27 @@ def player_spec(at: Any, index: int | None = None) -> dict[str, Any]:
 def figure_spec(at: Any) -> dict[str, Any]:
     """The page's one figure: the player's (animated) or else the only Plotly chart's."""
     return player_spec(at) if players(at) else plotly_spec(at)
+
+
+#: The element types a visitor operates (their protos carry a `help` text).
+CONTROL_TYPES = frozenset({
+    "button", "download_button", "selectbox", "multiselect", "radio", "checkbox", "toggle",
+    "slider", "select_slider", "number_input", "text_input", "text_area", "file_uploader",
+    "button_group", "date_input", "time_input", "color_picker", "chat_input"})
+
+
+def controls_without_help(at: Any) -> list[str]:
+    """The controls on an AppTest's page that have no help text (each as "type 'label'")."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        proto = getattr(node, "proto", None)
+        kind = getattr(node, "type", "")
+        if kind in CONTROL_TYPES and proto is not None and not getattr(proto, "help", "x"):
+            out.append(f"{kind} {getattr(proto, 'label', '')!r}")
+        kids = getattr(node, "children", None)
+        for child in (kids.values() if isinstance(kids, dict) else kids or []):
+            walk(child)
+
+    walk(at._tree)
+    return out

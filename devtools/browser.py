@@ -156,3 +156,112 @@ def wait_for_streamlit_idle(page: Any, timeout: float = 60.0, settle: float = 0.
             state = page.evaluate(_STATE_JS)
             raise TimeoutError(f"Streamlit app not idle after {timeout:.0f} s: {state}")
         page.wait_for_timeout(100)
+
+
+#: A JavaScript function (no arguments) listing what a reader would see as clipped or
+#: colliding text on the page: in every Plotly figure (the page's charts and the figure
+#: players in their iframes) two text boxes that overlap (tick labels, axis titles,
+#: annotations, legend entries, titles, point labels), a text box outside its figure or the
+#: window, a tick label or axis title inside a plot area (over another panel), the chart
+#: toolbar over a title; and on the page a text cut short by its box (an ellipsis, hidden
+#: overflow). Returns {figures: [{name, texts}], problems: [sentence]}.
+TEXT_BOXES_JS = r"""() => {
+  const out = {figures: [], problems: []};
+  const SLACK = 1.5;  // px two boxes may share (anti-aliasing, rounding)
+  const R = (r, dx, dy) => ({l: r.left + dx, t: r.top + dy, r: r.right + dx, b: r.bottom + dy});
+  const meet = (a, b, s) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > s
+    && Math.min(a.b, b.b) - Math.max(a.t, b.t) > s;
+  const px = (b) => '(' + [b.l, b.t].map(Math.round) + ')–(' + [b.r, b.b].map(Math.round) + ')';
+  const hidden = (el, stop) => {
+    for (let e = el; e && e !== stop; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0) return true;
+      const op = e.getAttribute && e.getAttribute('opacity');
+      if (op !== null && +op === 0) return true;
+    }
+    return false;
+  };
+  const kindOf = (t) => {
+    const c = t.getAttribute('class') || '';
+    if (/(^|\s)[xy]\d*title(\s|$)/.test(c)) return 'axis title';
+    if (/(^|\s)gtitle(\s|$)/.test(c)) return 'title';
+    if (t.closest('g.annotation')) return 'annotation';
+    if (t.closest('g.legend')) return 'legend';
+    if (t.closest('g.textpoint')) return 'point label';
+    const g = t.parentElement;
+    if (g && /(^|\s)[xy]\d*tick(\s|$)/.test(g.getAttribute('class') || '')) return 'tick label';
+    return 'text';
+  };
+  const docs = [[document, 0, 0, null, 'page']];
+  for (const f of document.querySelectorAll('iframe')) {
+    let d = null;
+    try { d = f.contentDocument; } catch (e) { d = null; }
+    const r = f.getBoundingClientRect();
+    if (!d || r.width === 0 || r.height === 0) continue;
+    docs.push([d, r.left, r.top, R(r, 0, 0), 'figure']);
+  }
+  for (const [doc, dx, dy, clip, where] of docs) {
+    for (const gd of doc.querySelectorAll('.js-plotly-plot')) {
+      const gr = gd.getBoundingClientRect();
+      if (gr.width === 0 || gr.height === 0) continue;
+      const paper = R(gr, dx, dy);
+      const lim = clip ? {l: Math.max(paper.l, clip.l), t: Math.max(paper.t, clip.t),
+                          r: Math.min(paper.r, clip.r), b: Math.min(paper.b, clip.b)} : paper;
+      const areas = Array.from(gd.querySelectorAll('.nsewdrag'))
+        .map((e) => R(e.getBoundingClientRect(), dx, dy))
+        .filter((a) => a.r - a.l > 2 && a.b - a.t > 2);
+      const boxes = [];
+      for (const t of gd.querySelectorAll('text')) {
+        if (t.closest('.hoverlayer') || t.closest('.modebar')) continue;
+        const txt = (t.textContent || '').trim();
+        if (!txt || hidden(t, gd)) continue;
+        const r0 = t.getBoundingClientRect();
+        if (r0.width < 0.5 || r0.height < 0.5) continue;
+        boxes.push(Object.assign({kind: kindOf(t), text: txt.slice(0, 60)}, R(r0, dx, dy)));
+      }
+      const lay = gd.layout || {};
+      const title = String((lay.title && lay.title.text) || '').replace(/<[^>]+>/g, '');
+      const name = `${where} "${title.slice(0, 40)}"`;
+      const say = (b, what) => out.problems.push(`${name}: ${b.kind} "${b.text}" ${what}`);
+      for (const b of boxes) {
+        if (b.l < lim.l - SLACK || b.r > lim.r + SLACK || b.t < lim.t - SLACK
+            || b.b > lim.b + SLACK) say(b, `outside its figure ${px(b)} vs ${px(lim)}`);
+        else if (b.l < -SLACK || b.r > innerWidth + SLACK) say(b, 'outside the window');
+        if (b.kind === 'tick label' || b.kind === 'axis title') {
+          const a = areas.find((p) => meet(b, p, 2));
+          if (a) say(b, `inside a plot area ${px(a)}`);
+        }
+      }
+      for (let i = 0; i < boxes.length; i++) {
+        for (let j = i + 1; j < boxes.length; j++) {
+          if (meet(boxes[i], boxes[j], SLACK))
+            say(boxes[i], `overlaps ${boxes[j].kind} "${boxes[j].text}" `
+                + `${px(boxes[i])} ${px(boxes[j])}`);
+        }
+      }
+      const bar = gd.querySelector('.modebar');
+      if (bar && !hidden(bar, gd)) {
+        const m = R(bar.getBoundingClientRect(), dx, dy);
+        for (const b of boxes) if (b.kind === 'title' && meet(b, m, 1)) say(b, 'under the toolbar');
+      }
+      out.figures.push({name: name, texts: boxes.length});
+    }
+  }
+  // words cut short: an element whose text overflows a box that hides it
+  for (const [doc, , , , where] of docs) {
+    for (const e of doc.querySelectorAll('[data-testid="stSidebar"] *, [data-testid="stMain"] *')) {
+      if (!e.childNodes.length || e.children.length || !(e.textContent || '').trim()) continue;
+      const cs = getComputedStyle(e);
+      if (cs.textOverflow !== 'ellipsis' && cs.overflowX !== 'hidden') continue;
+      if (e.scrollWidth > e.clientWidth + 1 && e.getClientRects().length)
+        out.problems.push(`${where}: "${e.textContent.trim().slice(0, 60)}" cut short `
+                          + `(${e.scrollWidth} px of text in ${e.clientWidth} px)`);
+    }
+  }
+  return out;
+}"""
+
+
+def text_problems(page: Any) -> list[str]:
+    """What `TEXT_BOXES_JS` finds on `page`: overlapping, clipped or cut-short text."""
+    return list(page.evaluate(TEXT_BOXES_JS)["problems"])

@@ -20,6 +20,7 @@ order), e.g. Min et al.'s T bound and Chistikov et al.'s ln(1/λ)/‖γ_[n]‖ a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -73,7 +74,7 @@ def analyse(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES, *,
     paper_notes: list[tuple[str, str]] = []
     for paper in PAPERS.values():
         add = paper.overlay(traj, rules, (tolerances or {}).get(paper.key))
-        phases += add.phases
+        phases += [p if p.by else replace(p, by=paper.short) for p in add.phases]
         markers += add.markers
         directions += add.directions
         notes += add.notes

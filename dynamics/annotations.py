@@ -21,7 +21,9 @@ Source = Literal["detected", "predicted"]
 class Phase:
     """A stretch of training time [start, end] (gradient-flow time units). `name` is the
     paper's own name for it ("alignment", "Phase II"; hovers show it), `plain` what happens
-    in it in plain words ("neurons turn, norms tiny"; the labels a student reads)."""
+    in it in plain words ("neurons turn, norms tiny"; the labels a student reads); `by` the
+    paper whose theory describes it ("Wang & Ma"; `analysis.analyse` sets it for a paper's
+    overlay), "" for the phases every run is read for (`dynamics.phases`)."""
 
     name: str  # e.g. "alignment", "fitting", "plateau", "convergence", "Phase II"
     start: float
@@ -29,6 +31,7 @@ class Phase:
     source: Source = "detected"
     evidence: str = ""  # one sentence: the rule that fired and its numbers
     plain: str = ""  # "" : the name says it
+    by: str = ""  # whose phase: a paper's short name (its theory names it), "" the generic
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,10 @@ PLAIN: dict[str, str] = {
     "initial plateau": "loss flat at the start",
     "plateau": "loss flat: stuck at a saddle",
     "accuracy plateau": "accuracy stuck",
-    "Phase I": "neurons bunch up, loss starts to fall",
-    "Phase II": "accuracy stuck on a plateau",
-    "Phase III": "positive neurons let go of x₋",
-    "Phase IV": "negative neurons come back to x₊",
+    "Phase I": "I: neurons bunch up, loss starts to fall",
+    "Phase II": "II: accuracy stuck on a plateau",
+    "Phase III": "III: positive neurons let go of x₋",
+    "Phase IV": "IV: negative neurons come back to x₊",
 }
 """Each detected phase in plain words (`Phase.plain`: the labels a student reads); the
 paper's own name stays `Phase.name` (hovers)."""

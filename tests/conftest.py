@@ -217,13 +217,17 @@ class _Tab:
         if self.page is None or self.page.is_closed():
             if self.context is not None:
                 self.context.close()
+            # reduced motion: the Explorer's first figure does not play by itself (tests read
+            # its first frame; the autoplay test opens a context of its own)
             self.context = self.browser.new_context(
-                viewport={"width": width, "height": height}, device_scale_factor=1)
+                viewport={"width": width, "height": height}, device_scale_factor=1,
+                reduced_motion="reduce")
             self.page = self.context.new_page()
         self.context.clear_cookies()
         self.page.unroute_all()
         self.context.unroute_all()
         self.page.set_viewport_size({"width": width, "height": height})
+        self.page.emulate_media(reduced_motion="reduce")  # (a test may have asked otherwise)
         self.page.set_default_timeout(timeout_ms)
         return self.page
 

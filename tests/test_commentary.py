@@ -86,3 +86,36 @@ def test_numbers_are_written_for_reading():
     assert num(3.2e-6) == "3.2·10⁻⁶" and num(1e-20) == "10⁻²⁰" and num(0.693) == "0.693"
     assert num(float("nan")) == "—"
     assert times(1.34) == "×1.3" and times(40.2) == "×40" and times(2e5) == "×10⁵"
+
+
+def test_the_start_is_called_tiny_only_when_it_is():
+    """Boursier & Flammarion's large-init preset (λ = 1) opened with "every neuron is tiny
+    (largest ‖w‖ 0.25)": a start is tiny when the norms have two decades to grow."""
+    from dynamics.papers import PAPERS
+
+    small = simulate(Config.from_dict({"model": {"width": 12}, "init": {"scale": 1e-4},
+                                       "record": {"frames": 20}}))
+    large = simulate(PAPERS["boursier"].presets(True)["three_point_large_init"])
+    tiny, big = captions(small, None, [0])[0], captions(large, None, [0])[0]
+    assert tiny.startswith("Start: every neuron is tiny")
+    top = float(np.nanmax(large.norms[0]))
+    assert top > 0.01 * float(np.nanmax(large.norms))  # not tiny: the rule's input
+    assert "tiny" not in big.split("(")[0] and big.startswith("Start: the neurons are not small")
+    assert num(top, 2) in big
+
+
+def test_a_plateau_is_called_final_only_when_the_run_stays_on_it():
+    """"Stuck on the least-squares line … goes no lower" was shown on the leaky preset, which
+    leaves that plateau and fits the data: the sentence says when a run leaves it."""
+    from dynamics.analysis import analyse
+    from dynamics.papers import PAPERS
+
+    for name, stays in (("three_point_balanced", True), ("three_point_leaky", False)):
+        tr = simulate(PAPERS["boursier"].presets(True)[name])
+        an = analyse(tr)
+        ols = next(p for p in an.phases if p.name == "OLS plateau")
+        f = int(np.searchsorted(tr.t, (ols.start + ols.end) / 2))
+        text = captions(tr, an, range(tr.n_frames))[f]
+        assert text.startswith("Stuck on the least-squares line"), (name, text)
+        assert ("no lower" in text) is stays and ("until t ≈" in text) is (not stays), text
+        assert (float(tr.loss[-1]) < 0.5 * float(tr.loss[f])) is (not stays)  # what it says

@@ -69,6 +69,30 @@ def test_explorer_animates_and_shares(streamlit_server, page, screenshot_dir):
 
 
 @pytest.mark.browser
+def test_the_first_figure_plays_once_by_itself(streamlit_server, context_of, screenshot_dir):
+    """The animation did not start by itself: a session's first Explorer figure now plays
+    once when drawn (a browser asking for reduced motion is left at its first frame, as every
+    other browser test's tab is); the next figure of the session waits for ▶."""
+    page = context_of(1600, 1000)
+    page.emulate_media(reduced_motion="no-preference")
+    page.goto(f"{streamlit_server}/")
+    page.wait_for_function(f"() => {{ const i = ({PLAYER_JS})(0); "
+                           "return i && (i.playing || i.frame > 0); }", timeout=180_000)
+    page.screenshot(path=screenshot_dir / "explorer_autoplay.png", full_page=False)
+    player_frame(page).locator(".eae-play").click()  # pause it
+    first = page.evaluate(PLAYER_JS, 0)
+    assert not first["playing"] and first["frame"] > 0, first
+    # another figure in the same session: drawn at its first frame, not playing
+    page.get_by_role("button", name="Divide ε by 100").click()
+    page.wait_for_function(f"() => {{ const i = ({PLAYER_JS})(0); "
+                           f"return i && i.key !== {first['key']!r}; }}", timeout=180_000)
+    wait_for_streamlit_idle(page, timeout=180)
+    second = page.evaluate(PLAYER_JS, 0)
+    assert "ε = 1e-05" in second["title"], second["title"]
+    assert not second["playing"] and second["frame"] == 0, second
+
+
+@pytest.mark.browser
 def test_explorer_bad_link_warns(streamlit_server, page, screenshot_dir):
     _open(page, f"{streamlit_server}/?model.width=lots&view.radius=huge")
     text = page.locator('[data-testid="stAlert"]').first.inner_text()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import player_args, player_spec, players, run_page
+from devtools.apptest import controls_without_help, player_args, player_spec, players, run_page
 from dynamics.config import Config
 from dynamics.readouts import alignment_curves, class_means, mean_neuron
 from dynamics.simulate import simulate
@@ -161,6 +161,7 @@ def test_compare_renders_default_preset(compare_app):
     assert "ReLU" in a and "leaky γ=0.05" in b
     assert not at.error and not at.warning
     assert _q(at) == {}  # the default view has the shortest link
+    assert controls_without_help(at) == []  # help on every control
     df = at.dataframe[0].value
     row = df[df["quantity"] == "plateau escape"].iloc[0]
     assert row["A"] == "—" and 150 < float(row["B"]) < 350  # trapped vs escaping
@@ -251,6 +252,7 @@ def test_real_data_renders_default(real_app):
     assert not at.error and not at.warning
     assert _q(at) == {}
     assert any("not say whether" in c.value for c in at.caption)  # the loss caveat
+    assert controls_without_help(at) == []  # it had help on 2 of its 18 controls
 
 
 @pytest.mark.parametrize(("kind", "key", "value", "expect", "param"), [
@@ -298,6 +300,7 @@ def test_real_data_upload_mode_without_file_explains():
     assert any("Upload a CSV or NPZ" in i.value for i in at.info)
     assert _q(at) == {"source": "upload"}
     assert not players(at)
+    assert controls_without_help(at) == []
 
 
 def test_parse_errors_are_sentences():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from devtools.apptest import player_spec, players, switch_to_page
+from devtools.apptest import controls_without_help, player_spec, players, switch_to_page
 from dynamics.papers import PAPERS, Section, StudySection
 from ui.runner import get_service
 
@@ -64,6 +64,7 @@ def test_overview_renders_example_and_scenarios():
     n = sum(len(p.showcases) for p in PAPERS.values())  # every paper's showcases
     assert labels.count("Explorer") == n and labels.count("Paper") == n
     assert not at.toggle(key="view.presenter").value
+    assert controls_without_help(at) == []
 
 
 def test_overview_presenter_flag_from_url():
@@ -95,6 +96,7 @@ def test_papers_sections_render(paper):
         assert any(p.note[:40] in i.value for i in at.info)
     heads, rows = _claims(at, 0)  # this run's claims: verdict first
     assert heads[0] == "result" and rows
+    assert controls_without_help(at) == []  # the paper's knobs and buttons say what they do
     for col in ("measured", "expected", "tolerance", "result"):
         assert col in heads
 
@@ -109,6 +111,33 @@ def test_papers_knob_changes_the_run():
     # a link with the knob reopens the same run
     again = _open("papers", {"paper": "chistikov", "chistikov.log4_lambda": "-4"})
     assert _titles(again)[0] == after
+
+
+def test_papers_presets_by_name_and_knobs_at_the_presets_values():
+    """Presets were shown by their ids (`three_point_large_init`) and knobs by sentinels
+    ("width m (0: preset)", an ε slider reading "preset"): now each preset has a name and the
+    figure it reproduces, every knob shows the preset's own value and follows a new preset,
+    and a link carries only what differs from the preset."""
+    at = _open("papers", {"paper": "boursier"})
+    pick = at.selectbox(key="boursier.preset")
+    assert pick.value == "three_point_balanced"
+    titles = PAPERS["boursier"].preset_titles
+    assert list(pick.options) == [titles[k] for k in PAPERS["boursier"].presets(True)]
+    eps, width = at.select_slider(key="boursier.eps"), at.number_input(key="boursier.width")
+    assert eps.value == 1e-3 and width.value == 200 and at.number_input(
+        key="boursier.gamma").value == 0.0
+    shown = [str(w.label) for w in [*at.select_slider, *at.number_input]] + list(eps.options)
+    assert not any("preset" in t for t in shown), shown
+    assert not [k for k in at.query_params if k.startswith("boursier.") and k != "paper"]
+    pick.set_value("three_point_large_init").run()
+    assert not at.exception
+    assert at.select_slider(key="boursier.eps").value == 1.0  # the new preset's λ = 1
+    caption = player_spec(at)["frames"]["captions"][0]
+    assert caption.startswith("Start: the neurons are not small"), caption  # not "tiny"
+    at.number_input(key="boursier.width").set_value(120).run()
+    assert "width m = 120" in _titles(at)[0]
+    assert at.query_params["boursier.width"] in ("120", ["120"])
+    assert "boursier.eps" not in at.query_params  # the preset's own value: not in the link
 
 
 @pytest.mark.heavy

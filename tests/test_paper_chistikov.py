@@ -183,8 +183,10 @@ def test_table1_sweep_on_dask_feeds_the_claims():
 
 
 def test_knobs_set_lambda_and_seed():
-    assert ch.PAPER.knob_updates({"log4_lambda": -4, "seed": 3}) == {"init.scale": 4.0**-4,
-                                                                  "seed": 3}
+    pre = ch.presets(True)["centred_d16_lambda4^-6"]
+    assert [k.shown(pre) for k in ch.PAPER.knobs] == [-6, 0]  # the preset's own λ and seed
+    assert ch.PAPER.knob_updates({"log4_lambda": -4, "seed": 3}, pre) == {
+        "init.scale": 4.0**-4, "seed": 3}
 
 
 def test_claims_gate_their_hypotheses():

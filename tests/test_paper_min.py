@@ -163,13 +163,19 @@ def test_verdicts_agree_between_gf_and_gd_at_two_step_sizes():
 
 
 # ----------------------------------------------------------------------------- registry parts
-def test_knobs_keep_the_preset_or_set_a_field():
+def test_knobs_show_the_preset_and_set_a_field():
+    """The knobs start at the preset's own values (no "0: preset" sentinels): those change
+    nothing, other values set their field."""
     from dynamics.papers import PAPERS
 
     p = PAPERS["min"]
-    assert p.knob_updates({"eps": "preset", "width": 0, "gamma": -0.5}) == {}
-    assert p.knob_updates({"eps": "1e-4", "width": 30, "gamma": 0.1}) == {
+    pre = p.presets(True)["toy_2d"]
+    shown = {k.key: k.shown(pre) for k in p.knobs}
+    assert shown == {"eps": 1e-20, "width": 50, "gamma": 0.0}
+    assert p.knob_updates(shown, pre) == {}
+    assert p.knob_updates({"eps": 1e-4, "width": 30, "gamma": 0.1}, pre) == {
         "init.scale": 1e-4, "model.width": 30, "model.gamma": 0.1}
+    assert 1e-20 in p.knobs[0].choices(pre)
 
 
 def _default_toy():

@@ -309,7 +309,8 @@ def test_claims_hold_on_new_draws_under_small_step_gd(k):
 
 
 def test_knobs_set_angle_and_std():
-    assert wang_ma.PAPER.knob_updates({"angle": 30, "std": "1e-4"}) == {
+    pre = wang_ma.presets(True)["four_phases"]
+    assert wang_ma.PAPER.knob_updates({"angle": 30, "std": 1e-4}, pre) == {
         "data.angle_deg": 30.0, "init.scale": 1e-4}
 
 

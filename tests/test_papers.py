@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -50,9 +51,14 @@ def test_every_paper_fills_the_interface(key):
         assert all(p.applies_to(c) for c in pre.values())  # a paper applies to its presets
     for sc in p.showcases:  # the Overview's buttons open existing presets
         assert sc.preset in p.presets(True)
-    for k in p.knobs:  # the default widget value gives a valid run
-        cfg = next(iter(p.presets(True).values()))
-        cfg.with_updates(p.knob_updates({k.key: k.default}))
+    for name in p.presets(True):  # a name a reader knows, and what it reproduces
+        assert len(p.preset_titles[name]) > 20 and "_" not in p.preset_titles[name], name
+    for k in p.knobs:  # each knob shows its preset's value (no sentinel), which changes nothing
+        for cfg in p.presets(True).values():
+            assert p.knob_updates({k.key: k.shown(cfg)}, cfg) == {}
+            if k.options is not None:
+                assert k.shown(cfg) in k.choices(cfg)
+            assert k.help, k.key
     rf = p.report_figure(True)
     assert isinstance(rf.config, Config) and callable(rf.figure)
     for c in p.comparisons.values():
@@ -126,8 +132,8 @@ def test_a_paper_overlays_only_what_applies(key):
     own = p.overlay(tr, DEFAULT_RULES)
     an = analyse(tr)
     assert an.notes_of(key) == tuple(own.notes)
-    for ph in own.phases:
-        assert ph in an.phases
+    for ph in own.phases:  # attributed to the paper (its row of the phase strip)
+        assert replace(ph, by=ph.by or p.short) in an.phases
     for m in own.markers:
         assert m in an.markers
     for d in own.directions:
@@ -174,3 +180,21 @@ def test_run_names_say_which_run_a_claim_got():
         other = cfg.with_updates({"seed": cfg.seed + 7})
         got = p.run_name(other)
         assert got != name and got.startswith(name) and "seed = " in got
+
+
+@pytest.mark.parametrize("key", list(PAPERS))
+def test_the_page_texts_have_no_raw_tex(key):
+    """The Papers page showed "Σ_{yᵢ=+1}" and "p·e^{−h(x₊)}" as typed: formulas are plain
+    Unicode, or TeX between $…$ that Streamlit's Markdown renders."""
+    import re
+
+    p = PAPERS[key]
+    texts = [p.text, p.note, *p.preset_titles.values()]
+    texts += [t for s in p.sections for t in (s.title, s.text)]
+    texts += [t for exps in p.experiments.values() for e in exps for t in (e.label, e.look_for)]
+    texts += [t for c in p.comparisons.values() for t in (c.title, c.note)]
+    texts += [t for k in p.knobs for t in (k.label, k.help or "")]
+    for t in texts:
+        bare = re.sub(r"\$[^$]+\$", "", t)  # rendered by st.markdown
+        assert not re.search(r"[_^]\{|\\[a-z]", bare), (key, t)
+        assert bare.count("$") == 0, (key, t)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from devtools.browser import text_problems
 from dynamics.analysis import analyse
 from dynamics.config import Config
 from dynamics.simulate import simulate
@@ -177,3 +178,34 @@ def test_compare_and_presenter_figures_compose(context_of, tmp_path, runs):
         assert json.dumps([t["name"] for t in drawn]) == json.dumps(
             [t.get("name", "") or "" for t in sc.traces()])
     assert not errors, errors
+
+
+def test_tick_labels_fit_the_height_drawn(context_of, tmp_path, runs):
+    """In presenter mode the page sizes the figure to the window: at 1280×720 the Explorer's
+    ‖w_j‖ and loss axes showed 10⁻² on 10⁻⁴ and 10⁻⁵ on 10⁻¹⁰ (four labels of large text in
+    panels 65 px tall), the loss panel's last label on the accuracy panel's first. The player
+    picks the labels that fit the height it draws (`EAEPlayer.fitTicks`): at every window
+    height no text box of the figure overlaps another or leaves it, and each log axis keeps
+    at most 5 labels, at least one."""
+    page = context_of(1280, 720)
+    (ta, aa), (tb, ab) = runs[0], runs[2]
+    for i, sc in enumerate((main_figure(ta, aa, FigureOptions(presenter=True)),
+                            compare_figure(ta, tb, aa, ab, options=FigureOptions(presenter=True)))):
+        _open(page, tmp_path, sc, f"ticks{i}")
+        for height in (720, 560, 1000):
+            page.set_viewport_size({"width": 1280, "height": height})
+            page.evaluate("() => EAEPlayer.players[0].fitHeight()")
+            page.wait_for_function(
+                f"() => Math.abs(document.querySelector('.eae-plot')._fullLayout.height - "
+                f"({height} - 16 - (EAEPlayer.players[0].root.getBoundingClientRect().height"
+                f" - document.querySelector('.eae-plot').getBoundingClientRect().height)))"
+                " <= 8", timeout=30_000)
+            _settled(page)
+            assert text_problems(page) == [], (i, height)
+            counts = page.evaluate("""() => {
+              const full = document.querySelector('.eae-plot')._fullLayout;
+              return Object.keys(full).filter(k => /^yaxis\\d*$/.test(k)
+                  && full[k].type === 'log' && full[k].showticklabels)
+                .map(k => (full[k]._vals || []).filter(v => v.text).length);
+            }""")
+            assert counts and all(1 <= n <= 5 for n in counts), (i, height, counts)

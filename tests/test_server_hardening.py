@@ -272,7 +272,7 @@ def test_every_page_runs_under_the_csp(servers: dict[str, StreamlitServer], brow
     """Every page (and presenter mode) in Chromium: charts drawn, no CSP violation, no page
     error."""
     s = servers["default"]
-    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000}, reduced_motion="reduce")
     page = ctx.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if (

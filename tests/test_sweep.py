@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from devtools.apptest import controls_without_help
 from dynamics import sweeps as sw
 from dynamics.limits import Limits
 from dynamics.service import Service
@@ -329,8 +330,10 @@ def test_sweeps_page_runs_a_tiny_sweep(local_client):
     assert not at.exception
     assert at.selectbox(key="sweeps.builtin").value == "trap_probability"
     assert "sweep" not in at.query_params  # the default built-in: the binder writes no default
+    assert controls_without_help(at) == []
     at.radio(key="sweeps.mode").set_value("Compose").run()
     at.radio(key="sweeps.naxes").set_value(1).run()
+    assert controls_without_help(at) == []  # the Compose box's controls too
     area = next(t for t in at.text_area if t.key.startswith("sweeps.base."))
     area.set_value(json.dumps(TINY_BASE)).run()
     at.text_input(key="sweeps.ax0.values").set_value("0.001, 0.01").run()
@@ -346,3 +349,38 @@ def test_sweeps_page_runs_a_tiny_sweep(local_client):
     assert res.frame["status"].tolist() == ["completed", "completed"]
     assert any("2 runs" in s.value for s in at.success)
     assert sum(type(e).__name__ == "DownloadButton" for e in at.main) == 3
+
+
+def test_sweeps_page_reports_each_point_as_it_finishes(local_client):
+    """The progress said "0 of 8 points" until the plot appeared at the end: here one point
+    takes seconds (GD, 2·10⁶ steps of 200 neurons) and the other a fraction of one, and the
+    page shows "1 of 2 points done" with the plot of the finished point while the slow one
+    runs, then the result."""
+    from streamlit.testing.v1 import AppTest
+
+    base = {"model": {"width": 8}, "record": {"frames": 16, "scalars": 40},
+            "integrator": {"method": "gd", "lr": 0.0005, "t_end": 1000.0}}
+    at = AppTest.from_file(str(REPO / "app_pages" / "sweeps.py"), default_timeout=120)
+    at.run()
+    at.radio(key="sweeps.mode").set_value("Compose").run()
+    at.radio(key="sweeps.naxes").set_value(1).run()
+    at.selectbox(key="sweeps.ax0.field").set_value("model.width").run()
+    next(t for t in at.text_area if t.key.startswith("sweeps.base.")).set_value(
+        json.dumps(base)).run()
+    at.text_input(key="sweeps.ax0.values").set_value("8, 200").run()
+    at.number_input(key="sweeps.seeds").set_value(1).run()
+    assert not at.exception and not at.error
+    at.button(key="sweeps.run").click().run()
+    seen = []
+    end = time.monotonic() + 180
+    while "sweeps.result" not in at.session_state and time.monotonic() < end:
+        texts = [p.text for p in at.get("progress")]
+        charts = len(at.get("plotly_chart"))
+        seen.append((texts[0] if texts else "", charts))
+        time.sleep(0.3)
+        at.run()
+    assert not at.exception
+    assert "sweeps.result" in at.session_state, seen[-3:]
+    partial = [(t, c) for t, c in seen if t.startswith("1 of 2 points done")]
+    assert partial, seen  # the finished point was counted before the other finished …
+    assert any(c >= 1 for _t, c in partial), partial  # … and drawn

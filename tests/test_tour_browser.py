@@ -3,7 +3,10 @@ mode at 1280×800 and in presenter mode at 1280×720 (and the pages most at risk
 each opened once and checked for everything at once — no console or page error, no exception,
 the figure drawn by the player, the sidebar shown or hidden, presenter mode fitting the
 window (figure, ▶ Play and slider inside it, the plots their share of it, under the legend
-and above Play), claims tables that fit their container — with a screenshot of each."""
+and above Play), claims tables that fit their container, no text that overlaps other text,
+leaves its figure or is cut short (`devtools.browser.text_problems`) — with a screenshot of
+each; every page is checked again resized to a lecturer's 1600×1000, and (-m slow) every
+preset of every paper is walked at 1600×1000 and in presenter mode at 1280×720."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from devtools.browser import PLAYER_JS, wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, text_problems, wait_for_streamlit_idle
 from dynamics.papers import PAPERS
 
 PAPER_PAGES = [f"papers?paper={k}" for k in PAPERS]  # every paper of the registry
@@ -148,6 +151,11 @@ def _visit(page: Any, streamlit_server: str, screenshot_dir: Any, path: str, pre
         info = page.evaluate(PLAYER_JS, 0)
         assert info is not None and info["frames"] > 10 and not info["error"], info
     assert page.evaluate(SIDEBAR_VISIBLE_JS) is (not presenter)
+    if not presenter and path in FIGURE_PAGES:  # the switch in view on opening (it sat at
+        # the bottom of a 2,353 px sidebar)
+        switch = page.get_by_text("presenter mode", exact=True)
+        box = switch.first.bounding_box() if switch.count() else None
+        assert box is not None and 0 <= box["y"] < height / 2, (path, box)
     if presenter:
         assert page.get_by_role("button", name="Exit presenter mode").count() == 1
         if path in FIGURE_PAGES:
@@ -158,6 +166,12 @@ def _visit(page: Any, streamlit_server: str, screenshot_dir: Any, path: str, pre
         _claims_fit(page, width)
     stem = (path.replace("?paper=", "_") or "explorer") + ("_presenter" if presenter else "")
     page.screenshot(path=screenshot_dir / f"tour_{stem}_{width}x{height}.png")
+    assert text_problems(page) == [], path  # no text on text, none clipped or cut short
+    if not presenter and width == 1280:  # the same page in a lecturer's window, 1600×1000
+        page.set_viewport_size({"width": 1600, "height": 1000})
+        wait_for_streamlit_idle(page, timeout=120)
+        page.screenshot(path=screenshot_dir / f"tour_{stem}_1600x1000.png")
+        assert text_problems(page) == [], (path, "1600x1000")
     if path == "papers" and not presenter:  # the claims check draws more tables and a status
         page.get_by_role("button", name="Check the claims").click()
         wait_for_streamlit_idle(page, timeout=900)
@@ -171,3 +185,36 @@ def _visit(page: Any, streamlit_server: str, screenshot_dir: Any, path: str, pre
             timeout=120_000)
         wait_for_streamlit_idle(page, timeout=120)
         assert page.evaluate(SIDEBAR_VISIBLE_JS) and "view.presenter" not in page.url
+
+
+def _walk(page: Any, base: str, paths: list[str], presenter: bool, shots: Any, size: str
+          ) -> dict[str, list[str]]:
+    """Open each of `paths` in turn; the text problems of each (none: left out)."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        page.goto(_url(base, path, presenter))
+        wait_for_streamlit_idle(page, timeout=300)
+        _no_exception(page)
+        problems = text_problems(page)
+        if problems:
+            found[path] = problems
+            stem = path.replace("?", "_").replace("=", "-").replace("&", "_") or "explorer"
+            page.screenshot(path=shots / f"walk_{stem}_{size}.png")
+    return found
+
+
+PRESETS = [(k, name) for k, p in PAPERS.items() for name in p.presets(True)]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize(("presenter", "width", "height"), [(False, 1600, 1000),
+                                                            (True, 1280, 720)],
+                         ids=["1600x1000", "presenter-1280x720"])
+def test_walk_every_preset(streamlit_server, context_of, screenshot_dir, presenter, width,
+                           height):
+    """Every preset of every paper on its Papers page: no text problem at either size."""
+    page = context_of(width, height)
+    paths = [f"papers?paper={k}&{k}.preset={name}" for k, name in PRESETS]
+    got = _walk(page, streamlit_server, paths, presenter, screenshot_dir, f"{width}x{height}")
+    assert got == {}

@@ -148,7 +148,7 @@ def test_rapid_changes_leave_url_widgets_figure_and_share_box_agreeing(
     assert end["settings"] != start  # the changes reached the page
 
     # the shared link, opened in a new browser context, restores the same settings
-    other = browser.new_context(viewport={"width": 1400, "height": 900})
+    other = browser.new_context(viewport={"width": 1400, "height": 900}, reduced_motion="reduce")
     try:
         fresh = other.new_page()
         fresh.goto(end["link"])

@@ -51,7 +51,7 @@ def _analysis() -> Analysis:
     return Analysis(
         phases=(Phase("alignment", 0.0, 5.0, "detected", "rule fired"),
                 Phase("growth", 5.0, 30.0, "predicted")),
-        markers=(TimeMarker("T₁", 3.0, "predicted"), TimeMarker("fit", 20.0, "detected")),
+        markers=(TimeMarker("T₁", 3.0, "predicted"), TimeMarker("fit", 1.0, "detected")),
         directions=(Direction("e₁ max", np.array([1.0, 0.0]), "extremal_max"),
                     Direction("diag min", np.array([-1.0, -1.0]), "extremal_min")),
         cone_normals=np.array([[1.0, 0.0]]),
@@ -173,7 +173,8 @@ def test_phases_in_one_strip_and_markers_on_every_time_axis(traj):
             assert lab.hovertext and lab.text
     # the blocks are named in plain words (inside, or on a tab), the paper's name on hover
     text = anns["strip-text:alignment"].text + str(
-        getattr(anns.get("strip-label:phase:alignment"), "text", ""))
+        getattr(anns.get("strip-label:phase:alignment"), "text", "")) + str(
+        getattr(anns.get("strip-words:alignment"), "text", ""))  # slid aside for a line
     assert "neurons turn" in text
     assert "<b>neurons turn, norms tiny</b><br>alignment (detected" in \
         anns["strip-text:alignment"].hovertext
@@ -260,7 +261,9 @@ def test_off_plane_direction_is_shortened():
     assert 1.0 < clear < 1.3
     assert "60% in the plane" in ray.hovertemplate
     assert as_plotly(fig).layout.xaxis.title.text.startswith(tr.plane_names[0])
-    assert "plane axis" in as_plotly(fig).layout.xaxis.title.text
+    # which plane the panel shows is said under the figure (axis titles stay short)
+    assert "plane of v* and γ_[n] ⊥ v* (the data have d = 4 dimensions)" in \
+        fig.layout["meta"]["glossary"]
 
 
 def _orth(plane: np.ndarray) -> np.ndarray:
@@ -386,7 +389,7 @@ def test_plotly_config_is_shared_and_copied():
 
 def test_report_figure_draws_loss_series_and_markers(traj):
     an = Analysis(markers=(TimeMarker("T₁", 3.0, "predicted"),
-                           TimeMarker("fit", 20.0, "detected")))
+                           TimeMarker("fit", 1.0, "detected")))
     spec = ReportFigure(traj.config, loss_and_series(
         "min", "stable rank",
         lambda tr: {"stable_rank": np.asarray(tr.frame_metrics["stable_rank"])}))

@@ -18,12 +18,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from viz.options import FigureOptions
+from viz.payload import header_of
 from viz.player import design_height, fit_static_height
 from viz.style import plotly_config
 
 from . import player
 from .figures import Shown
 from .presenter import FIG_KEY_PREFIX
+from .text import plain
 
 LAST_KEY = "_eae.last_figure."  # session key prefix of the remembered figures
 STALE_CSS = """<style>
@@ -44,15 +46,29 @@ def options_of(view: Any) -> FigureOptions:
 
 def animated(shown: Shown, *, key: str, presenter: bool = False,
              family: dict[str, Any] | None = None, filename: str | None = None,
-             stale: bool = False, edit: str | None = None) -> Any:
+             stale: bool = False, edit: str | None = None, autoplay: bool = False) -> Any:
     """Draw an animated figure with the browser player (remembered for `stale`); returns the
     player's last event (a scrub or a data edit released) or None. `edit`: the id of the
-    data edits the player may post (`ui.edits.offer`)."""
+    data edits the player may post (`ui.edits.offer`); `autoplay`: play it once when drawn
+    (`ui.player.show`)."""
     if not stale:
         st.session_state[LAST_KEY + key] = (shown, presenter, filename)
     with st.container(key=f"{FIG_KEY_PREFIX}{key}"):
-        return player.show(shown, key=key, presenter=presenter, stale=stale,
-                           family=family, filename=filename, edit=None if stale else edit)
+        event = player.show(shown, key=key, presenter=presenter, stale=stale,
+                            family=family, filename=filename, edit=None if stale else edit,
+                            autoplay=autoplay and not stale)
+    if presenter and not stale and (line := glossary(shown)):  # the figure fills the window:
+        st.caption(plain(line))  # its symbols are defined just under it
+    return event
+
+
+def glossary(shown: Shown) -> str:
+    """The figure's glossary line (`viz.glossary`, in its layout's meta), or ""."""
+    try:
+        meta = header_of(shown.payload).get("layout", {}).get("meta")
+    except ValueError:
+        return ""
+    return str(meta.get("glossary") or "") if isinstance(meta, dict) else ""
 
 
 def chart(fig: go.Figure, *, key: str, presenter: bool = False, main: bool = True,
@@ -109,4 +125,4 @@ def stale(key: str, reason: str | None = None, presenter: bool | None = None) ->
     return True
 
 
-__all__ = ["animated", "chart", "has_last", "options_of", "stale"]
+__all__ = ["animated", "chart", "glossary", "has_last", "options_of", "stale"]

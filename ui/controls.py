@@ -407,7 +407,8 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     p.slot("data.X")
     p.slot("data.y")
     st.download_button("example CSV", example_csv(), file_name="example_points.csv",
-                       mime="text/csv", key=p.key("data._example"))
+                       mime="text/csv", key=p.key("data._example"),
+                       help="A small file in the format the upload reads, to start from.")
 
 
 def _model_controls(p: _Panel) -> None:
@@ -494,19 +495,18 @@ def _training_controls(p: _Panel) -> None:
         p.widget("record.plane")
 
 
-def view_controls(view: FigureView, prefix: str, fresh: bool) -> FigureView:
-    """Radios for the figure's display options and the presenter switch, from their settings
-    rows; returns the options they describe (as a FigureView). Presenter mode itself is
-    applied by the page (`ui.presenter.mode`, before the sidebar), which owns the switch's
-    session key."""
+def view_controls(view: FigureView, prefix: str, fresh: bool, on: bool) -> FigureView:
+    """Radios for the figure's display options, from their settings rows; returns the options
+    they describe (as a FigureView), presenter mode `on` or not (its switch heads the
+    sidebar: `control_panel`; the page applies it, `ui.presenter.mode`, before the
+    sidebar, and owns the switch's session key)."""
     vals: dict[str, Any] = {}
     for name in ("radius", "time_axis", "time_scale"):
         row = settings.setting(f"view.{name}")
         k = seed(widget_key(row.path, prefix), getattr(view, name), fresh)
         vals[name] = st.radio(row.label, options=FigureView.options(name), key=k,
                               horizontal=True, format_func=row.option_label, help=row.help)
-    vals["presenter"] = presenter.switch(widget_key("view.presenter", prefix))
-    return FigureView(**vals)
+    return FigureView(**vals, presenter=on)
 
 
 def _auto_range(config: Config) -> tuple[Config, AutoTime]:
@@ -536,6 +536,8 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
     if t_end_auto is not None:
         p.t_end_auto = bool(t_end_auto and _is_auto_default(base))
     st.html(SIDEBAR_CSS)
+    # the presenter switch first: a lecturer finds it without scrolling a long sidebar
+    on = presenter.switch(widget_key("view.presenter", prefix)) if view is not None else False
     with st.expander("Data", expanded=True):
         _data_controls(p)
     with st.expander("Model and loss", expanded=True):
@@ -547,7 +549,7 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
     shown_view: FigureView | None = None
     if view is not None:
         with st.expander("Display", expanded=True):
-            shown_view = view_controls(view, prefix, fresh)
+            shown_view = view_controls(view, prefix, fresh, on)
     raw = dict(p.base)
     raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     kind = p.values.get("data.kind", raw["data"]["kind"])

@@ -173,7 +173,8 @@ def download_panel(traj: Trajectory, fig: AnyFigure | None = None,
         items.append(lambda: st.download_button(
             "Claims table (.csv)", data=lambda: claims_csv(claims),
             file_name=f"{stem}_claims.csv", mime="text/csv", key=f"{key}.dl.csv",
-            on_click="ignore", icon=":material/table:"))
+            on_click="ignore", icon=":material/table:",
+            help="This run's claims (measured, expected, tolerance, result) as CSV."))
     for i, draw in enumerate(items):
         with cols[i % columns]:
             draw()

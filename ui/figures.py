@@ -34,7 +34,7 @@ from viz.scene import Scene
 from . import server
 from .turns import TURNS
 
-VIZ_VERSION = "2"  # bump when a figure changes for the same trajectory and options
+VIZ_VERSION = "4"  # bump when a figure changes for the same trajectory and options
 MAX_ENTRIES = 256
 MAX_MB = 256.0
 

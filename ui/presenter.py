@@ -183,9 +183,11 @@ def lesson_bar(labels: Sequence[tuple[str, str]], current: int,
                       help="Next scenario of the lesson (→ or PageDown)", width="stretch")
     with st.container(key="eae-lesson-keys"):  # hidden: only their shortcuts are used
         st.button("Previous scenario", key="lesson.prev_page", disabled=current <= 0,
-                  on_click=go_to, args=(prev_i,), shortcut="PageUp")
+                  on_click=go_to, args=(prev_i,), shortcut="PageUp",
+                  help="The lesson's previous scenario (Page Up).")
         st.button("Next scenario", key="lesson.next_page", disabled=current >= n - 1,
-                  on_click=go_to, args=(next_i if current >= 0 else 0,), shortcut="PageDown")
+                  on_click=go_to, args=(next_i if current >= 0 else 0,), shortcut="PageDown",
+                  help="The lesson's next scenario (Page Down).")
 
 
 __all__ = ["PRESENTER_CSS", "apply_presenter", "intro", "lesson_bar", "mode", "session_flag_off",

@@ -124,7 +124,8 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
         with st.container(border=True):
             st.info("The run for these settings was cancelled. Change a setting, or run it.")
             st.button("Run", key=f"{prefix}.run_again", on_click=_clear_cancelled,
-                      args=(cancelled_key,), type="primary")
+                      args=(cancelled_key,), type="primary",
+                      help="Runs these settings again (the last run was cancelled).")
         return None
     if not _gate(config, prefix, ck, service):
         return None
@@ -144,7 +145,8 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
             with holder.container(border=True):
                 ui["bar"] = st.progress(float(min(max(frac, 0.0), 1.0)), text=label)
                 st.button("Cancel", key=f"{prefix}.cancel", on_click=_mark_cancelled,
-                          args=(cancelled_key, ck))
+                          args=(cancelled_key, ck),
+                          help="Stops this run; the page keeps its settings.")
             ui["last"] = now
         elif queued or now - float(ui["last"]) >= UPDATE_EVERY_S:
             ui["bar"].progress(float(min(max(frac, 0.0), 1.0)),  # type: ignore[union-attr]

@@ -99,13 +99,21 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+TINY = 0.01  # the start is "tiny" when the largest ‖w_j‖ has two decades or more to grow
+
+
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
-              loss0: float, acc: float, n_active: float, first: bool) -> str:
+              loss0: float, acc: float, n_active: float, first: bool, peak: float,
+              t_last: float = math.inf) -> str:
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
     big = num(top, 2)
+    if first and not top <= TINY * peak:  # a large start: the norms have little to grow
+        return (f"Start: the neurons are not small (largest ‖w‖ {big}, the largest it gets "
+                f"is {num(peak, 2)}), so there is no long stretch of tiny norms: press ▶, "
+                "watch them turn and grow together.")
     if first:
-        return (f"Start: every neuron is tiny (largest ‖w‖ {big}) and points its own way: "
-                f"press ▶, watch {w.start}.")
+        return (f"Start: every neuron is tiny (largest ‖w‖ {big}, against {num(peak, 2)} "
+                f"later) and points its own way: press ▶, watch {w.start}.")
     if key == "alignment":
         return f"{plain}: {w.turn}; largest ‖w‖ {big} ({grow}), loss still {num(loss)}."
     if key == "aligned":
@@ -115,11 +123,14 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
         return (f"{plain}: the aligned neurons grow together (largest ‖w‖ {big}); loss "
                 f"{num(loss)}, from {num(loss0)}.")
     if key == "convergence":
-        return (f"{plain}: the loss is {num(loss)} (from {num(loss0)}) and shrinks slowly; "
-                f"the directions hardly move.")
+        return (f"{plain}: the loss is {num(loss)} (from {num(loss0)}) and shrinks slowly "
+                f"now.")
     if key == "OLS plateau":
+        if ph is not None and ph.end < t_last * (1 - 1e-6):  # it escapes: say when
+            return (f"{plain}: the loss sits at {num(loss)}, the best straight line's "
+                    f"level, until t ≈ {num(ph.end)}.")
         return (f"{plain}: the loss sits at {num(loss)}, the best straight line's level, "
-                f"and goes no lower.")
+                f"and goes no lower in this run.")
     if key == "Phase I":
         return (f"{plain}: the active neurons gather onto two directions ({w.directions}); "
                 f"loss {num(loss)}.")
@@ -140,6 +151,8 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
     return f"Largest ‖w‖ {big} ({grow} its start), loss {num(loss)}."
 
 
+# a paper's phases the sentences describe in their own words (over the run's story phase)
+OWN = frozenset({"OLS plateau", "Phase I", "Phase II", "Phase III", "Phase IV"})
 MAX_CHARS = 112  # one line under the slider at 1280 px in presenter mode (~10 px a letter)
 
 
@@ -160,6 +173,8 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
         tops = np.nanmax(np.where(np.isfinite(norms), norms, np.nan), axis=1) \
             if norms.size else np.zeros(t.size)
     top0 = float(tops[0]) if tops.size else float("nan")
+    with np.errstate(all="ignore"):
+        peak = float(np.nanmax(tops)) if np.isfinite(tops).any() else float("nan")
     loss0 = float(loss[0]) if loss.size else float("nan")
     markers = analysis.markers if analysis is not None else ()
     out: list[str] = []
@@ -171,7 +186,9 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
             prev = tf
             continue
         story, own = _phase_at(analysis, tf)
-        ph = own or story
+        # a paper's phase when the sentence has its own words for it, else the run's story
+        ph = own if own is not None and (story is None or phase_key(own.name) in OWN) \
+            else story
         key = phase_key(ph.name) if ph is not None else ""
         if ph is None and _after_alignment(analysis, tf):
             key = "aligned"
@@ -180,7 +197,8 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
             key = phase_key(ph.name) if ph is not None else ""
         grow = times(float(tops[f]) / top0) if top0 > 0 else "×—"
         text = _sentence(ph, key, where, float(tops[f]), grow, float(loss[f]), loss0,
-                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0)
+                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0, peak,
+                         float(t[-1]))
         now = _passed(markers, prev, tf) if f > 0 else ""
         if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
             event = now.removeprefix(" Now: ").rstrip(".")

@@ -34,6 +34,7 @@ from .compare_layout import (
     NARROW_PX,
     PANEL_PX_COMPARE,
     column_px,
+    make_room,
     stacked_layout,
     strips_items,
     style_axes,
@@ -181,6 +182,8 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     scene.panels = grid(list(COLUMN_WIDTHS), [1.0] * n_time,
                         [(0, 0, n_time), (0, 1, n_time), *((k, 2) for k in range(n_time))],
                         hspace=H_SPACING, vspace=0.06)
+    scene.panels[2:] = make_room(scene.panels[2:], style,
+                                 PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX)
     neuron_panels, time_panels = scene.panels[:2], scene.panels[2:]
     # run titles wrapped (at " · ") to their column's width at the narrowest figure
     narrowest = PRESENTER_WIDTH_PX - 60.0 if presenter else DESIGN_WIDTH_PX
@@ -273,11 +276,15 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     axis_px = column_px(2, PRESENTER_WIDTH_PX if presenter else NARROW_PX)
     strips = []
     row = 0
+    lanes = 0 if presenter else 2  # for the words of blocks too narrow for them (presenter:
+    # none, so the plots keep their 45 % of a 720 px window; those words are in the hover)
     for side in (0, 1):
-        st = plan_strip(analyses[side], spec, style, axis_px=axis_px, max_lanes=0,
-                        markers=False, group=labels[side], first_row=row, max_rows=1,
-                        own_first=True, size=style.small * (0.8 if presenter else 0.9))
-        row += st.rows
+        st = plan_strip(analyses[side], spec, style, axis_px=axis_px,
+                        max_lanes=min(1, lanes), markers=False, group=labels[side],
+                        first_row=row, max_rows=1, own_first=True,
+                        size=style.small * (0.8 if presenter else 0.9))
+        row += st.rows + st.lanes
+        lanes -= st.lanes
         strips.append(st)
     n_rows = row
     strip_px = 0.0 if n_rows == 0 else 4 + n_rows * row_px(strips[0].size)

@@ -16,10 +16,11 @@ from dynamics.trajectory import Trajectory
 from .header import DESIGN_WIDTH_PX
 from .label_layout import PANEL_PX, text_px
 from .neuron_panel import PANEL_LIMIT
-from .phase_strip import Strip, strip_items
-from .scene import Panel
+from .phase_strip import Strip
+from .scene import Panel, narrowed
+from .strip_draw import strip_items
 from .style import GRID, INK, Style
-from .time_axes import TimeAxisSpec, log_dtick
+from .time_axes import TimeAxisSpec, log_dtick, y_axis_px
 
 COLUMN_WIDTHS = (0.31, 0.31, 0.38)  # neuron panel A, neuron panel B, time panels
 H_SPACING = 0.07
@@ -42,6 +43,15 @@ PANEL_PX_COMPARE = 240.0
 # mode; 1070 px at a 1600 px window beside the sidebar keeps them side by side)
 NARROW_PX = math.ceil(PANEL_PX_COMPARE / column_px(0, 1.0 + MARGIN_L + MARGIN_R)
                       + MARGIN_L + MARGIN_R)
+
+
+def make_room(time_panels: Sequence[Panel], style: Style, width_px: float) -> list[Panel]:
+    """The time panels narrowed from the left until the gap beside run B's neuron panel
+    holds their y axes' labels and titles (a square panel may fill its column: the titles
+    ran over it) in a figure `width_px` wide."""
+    plot = width_px - MARGIN_L - MARGIN_R
+    short = y_axis_px(style.font) - H_SPACING * plot
+    return [narrowed(p, plot, left_px=short) for p in time_panels]
 
 
 def style_axes(panels: Sequence[Panel], trajs: Sequence[Trajectory], spec: TimeAxisSpec,
@@ -140,4 +150,5 @@ def stacked_layout(layout: dict, strips: Sequence[Strip], labels: Sequence[str],
 
 
 __all__ = ["COLUMN_WIDTHS", "H_SPACING", "MARGIN_L", "MARGIN_R", "NARROW_PX",
-           "PANEL_PX_COMPARE", "column_px", "stacked_layout", "strips_items", "style_axes"]
+           "PANEL_PX_COMPARE", "column_px", "make_room", "stacked_layout", "strips_items",
+           "style_axes"]

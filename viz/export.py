@@ -65,6 +65,18 @@ _BOOT = """
     document.body.dataset.ready = "true";
   });
   if (opts.fill) window.addEventListener("resize", function () { p.fitHeight(); });
+  if (opts.report) {  // in a notebook's iframe: tell the page around it the height we need
+    var sent = 0;
+    var report = function () {
+      var h = Math.ceil(document.getElementById("eae-figure").getBoundingClientRect().bottom);
+      if (h > 0 && Math.abs(h - sent) > 1) {
+        sent = h;
+        window.parent.postMessage({eaeFrame: opts.report, height: h}, "*");
+      }
+    };
+    window.addEventListener("resize", report);
+    setInterval(report, 400);  // the caption and the edit bar change height as they fill in
+  }
 })();
 """
 STILL_CSS = (".eae-still .eae-controls, .eae-still .eae-caption, .eae-still .eae-scrub, "
@@ -78,11 +90,13 @@ def _script(js: str) -> str:
 
 
 def standalone_html(fig: Scene | bytes | go.Figure, *, title: str = "Early alignment",
-                    frame: int | None = None, still: bool = False) -> bytes:
+                    frame: int | None = None, still: bool = False, report: str = "") -> bytes:
     """The figure as one self-contained HTML page that opens and animates in a browser with no
     network connection (a `Scene` or its payload bytes: the dashboard's composer and player,
     no auto-play, showing `frame` (None: the first shown; negative: from the end) and, when
-    `still`, no controls; a static `go.Figure`: Plotly's page, plotly.js embedded)."""
+    `still`, no controls; a static `go.Figure`: Plotly's page, plotly.js embedded). `report`:
+    an id; the page, shown in an iframe, posts ``{eaeFrame: report, height}`` to its parent
+    whenever the height of its content changes (the notebook sizes its frame by it)."""
     head = (f"<title>{_escape(title)}</title>\n<meta name='generator' "
             "content='Early Alignment Explorer'>\n")
     if isinstance(fig, go.Figure):
@@ -95,7 +109,7 @@ def standalone_html(fig: Scene | bytes | go.Figure, *, title: str = "Early align
     payload = base64.b64encode(data).decode("ascii")
     fill = design_height_of(data) is not None and _layout_height(data) is None
     options = json.dumps({"config": HTML_CONFIG, "fill": fill and not still, "still": still,
-                          "frame": frame})
+                          "frame": frame, "report": report})
     page = "".join([
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>", head,
         "<style>", asset("player.css"), "body { overflow: auto; }", STILL_CSS, "</style>",

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .label_layout import LINE_EM, text_lines, text_px
+from .label_layout import LINE_EM, text_lines, text_px, wrap_to_px
 from .scene import Scene
 
 DESIGN_WIDTH_PX = 780.0  # figure width every title and legend must fit (1280 px window)
@@ -30,6 +30,7 @@ DESIGN_WIDTH_PX = 780.0  # figure width every title and legend must fit (1280 px
 # a 1280 px projector (1280 − 2·24), less a little for rounding. Narrower windows may wrap a
 # legend into one more row than the margin keeps (it then touches the subplot titles).
 PRESENTER_WIDTH_PX = 1220.0
+MODEBAR_PX = 200.0  # Plotly's toolbar at a figure's top right (on hover): titles stay clear
 LEGEND_ITEM_PX = 46.0  # a legend item's symbol and gaps, besides its text
 
 
@@ -43,6 +44,14 @@ def legend_rows(names: Sequence[str], size: float, width_px: float) -> int:
         return 1
     cols = max(1, int(width_px // max(widths)))
     return math.ceil(len(widths) / cols)
+
+
+def toolbar_clear_title(text: str, size: float, presenter: bool) -> tuple[str, float]:
+    """`text` wrapped (at " · ") to stay left of Plotly's toolbar (shown at the figure's top
+    right on hover) in the narrowest figure, and the height its lines past the first add."""
+    lines = wrap_to_px(text, size, (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX)
+                       - MODEBAR_PX, sep=" · ")
+    return "<br>".join(lines), (len(lines) - 1) * size * 1.25
 
 
 TITLE_PAD_PX = 8.0  # title.pad.t
@@ -64,6 +73,7 @@ class Header:
     legend_rows: int
     legend_px: float  # the legend's height at DESIGN_WIDTH_PX
     top_px: float  # the top margin: header plus `below_px`
+    lift_px: float = 0.0  # Plotly centres a title's lines on its anchor: half the extra lines
 
 
 def header(title: str, title_size: float, line_size: float, names: Sequence[str],
@@ -77,7 +87,8 @@ def header(title: str, title_size: float, line_size: float, names: Sequence[str]
     rows = legend_rows(names, legend_size, width_px - 10.0) if names else 0
     legend_px = rows * legend_row_px(legend_size)
     return Header(title_px, legend_top, rows, legend_px,
-                  legend_top + legend_px + GAP_PX + below_px)
+                  legend_top + legend_px + GAP_PX + below_px,
+                  (len(lines) - 1) * line_size * LINE_EM / 2)
 
 
 def header_layout(hd: Header, height: float, legend_size: float) -> dict:
@@ -85,7 +96,8 @@ def header_layout(hd: Header, height: float, legend_size: float) -> dict:
     both on the container, left-aligned; the legend hangs from its top."""
     return {
         "title": {"x": 0.005, "xanchor": "left", "xref": "container", "y": 1.0,
-                  "yref": "container", "yanchor": "top", "pad": {"t": TITLE_PAD_PX}},
+                  "yref": "container", "yanchor": "top",
+                  "pad": {"t": TITLE_PAD_PX + round(hd.lift_px)}},
         "legend": {"orientation": "h", "traceorder": "normal", "x": 0.005, "xref": "container",
                    "xanchor": "left",
                    "y": 1.0 - hd.legend_top_px / height, "yref": "container",
@@ -232,6 +244,7 @@ __all__ = [
     "GAP_PX",
     "LEGEND_ITEM_PX",
     "MAX_LEGEND",
+    "MODEBAR_PX",
     "PHASES_LEGEND",
     "PRESENTER_WIDTH_PX",
     "TITLE_PAD_PX",
@@ -246,5 +259,6 @@ __all__ = [
     "phases_legend",
     "pixel_anchored",
     "titled_legend",
+    "toolbar_clear_title",
     "top_legend_width",
 ]

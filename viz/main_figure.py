@@ -25,8 +25,10 @@ from dynamics.trajectory import Trajectory
 
 from .commentary import captions
 from .data_edit import edit_spec
+from .glossary import glossary_line
 from .header import (
     DESIGN_WIDTH_PX,
+    MODEBAR_PX,
     PRESENTER_WIDTH_PX,
     cap_legend,
     header,
@@ -34,7 +36,7 @@ from .header import (
     legend_names,
     titled_legend,
 )
-from .label_layout import PANEL_PX, wrap_to_px
+from .label_layout import PANEL_PX, text_px, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
     RadiusScale,
@@ -48,17 +50,20 @@ from .neuron_panel import (
 )
 from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays, ring_ticks
-from .phase_strip import AXIS_PX, Strip, plan_strip, strip_items, tint_shapes
+from .phase_strip import AXIS_PX, Strip, plan_strip
 from .player import fit_any_height, frame_ms
-from .scene import Frames, Panel, Scene, grid, panel_title
-from .style import GRID, INK, NEGATIVE, POSITIVE, Style
+from .scene import Frames, Panel, Scene, grid, narrowed, panel_title
+from .strip_draw import strip_items, tint_shapes
+from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, Style
 from .time_axes import (
+    MAX_LOG_LABELS,
     TimeAxisSpec,
     fmt_time,
     frame_indices,
     log_dtick,
     log_range,
     time_axis_spec,
+    y_axis_px,
 )
 from .time_panels import (
     cursor_trace,
@@ -71,24 +76,32 @@ from .time_panels import (
 from .wording import LEGEND_WORDS
 
 MARGIN_L, MARGIN_R = 64, 16
+H_SPACE = 0.085  # between the neuron panel and the time panels (of the plot area's width)
 # narrowest time axis in presenter mode: 558 px at a 1280 px window (no sidebar) on every page
 PRESENTER_AXIS_PX = 540
+LOSS_DECADES = 300.0  # the loss axis reaches down to the lowest loss shown (no clipped curve)
+NORMAL_LANES = 3  # lanes of words (tabs, markers' names) in the strip, normal mode
 # presenter mode at 1280×720: the page above and the player below leave the figure 530 px
 # (Explorer, under the lesson bar); its plots keep ≥ 45 % of the window (324 px), so its top
-# margin stays under ~136 px: a smaller title, a one-row legend, a strip of at most two
-# levels (two rows, or a row and a lane for its tabs and markers)
+# margin stays small: a smaller title, a one-row legend, a strip of at most two levels (two
+# rows of phases when every block's words fit, else one row and a lane for the words of
+# the blocks too narrow for them; the other row's phases are named in the hovers)
 PRESENTER_LEVELS = 2
 
 
 # ----------------------------------------------------------------------------- the figure
-def _title(traj: Trajectory, style: Style, n_drawn: int) -> str:
+def _title(traj: Trajectory, style: Style, n_drawn: int, size: float, width_px: float) -> str:
+    """The run in one line at font `size`, its end on a smaller line when it would reach
+    Plotly's toolbar (at the top right, on hover) in a figure `width_px` wide."""
     c = traj.config
     act = "ReLU" if c.model.gamma == 0 else f"leaky ReLU γ = {c.model.gamma:g}"
     parts = [f"{act}, width m = {traj.width}", f"ε = {c.init.scale:g}",
              f"{c.loss.kind} loss ({c.loss.reduction})"]
     if n_drawn < traj.width:
         parts.append(f"{n_drawn} of {traj.width} neurons drawn")
-    title = " · ".join(parts)
+    lines = wrap_to_px(" · ".join(parts), size, width_px - MODEBAR_PX, sep=" · ")
+    title = lines[0] + "".join(f"<br><span style='font-size:{style.font:.0f}px'>{line}</span>"
+                               for line in lines[1:])
     if traj.status != "completed":
         msg = traj.message or traj.status
         for line in wrap_to_px(f"⚠ {traj.status}: {msg}", style.font, DESIGN_WIDTH_PX - 20):
@@ -119,12 +132,16 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     scene = Scene("main")
     panels = grid([0.47, 0.53], [1.0] * n_time,
                   [(0, 0, n_time), *((k, 1) for k in range(n_time))],
-                  hspace=0.085, vspace=0.075)
+                  hspace=H_SPACE, vspace=0.075)
+    # the neuron panel (a square as wide as its column at the narrowest figure) leaves the
+    # gap to the time panels their y axes' labels and titles
+    plot = (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - MARGIN_L - MARGIN_R
+    panels[0] = narrowed(panels[0], plot, right_px=y_axis_px(style.font) - H_SPACE * plot)
     scene.panels = panels
     left, time_panels = panels[0], panels[1:]
     radius_title = ("radius ‖w_j‖ / max‖w‖" if scale.mode == "normalised"
                     else "radius log‖w_j‖")
-    titles = [panel_title(left, f"neuron directions · {radius_title}", style.font, INK)]
+    titles = [panel_title(left, f"neurons · {radius_title}", style.font, INK)]
 
     # -- neuron panel: static layers, the rays and their rim labels, neurons on top
     unit_px = PANEL_PX / (2 * PANEL_LIMIT)
@@ -164,7 +181,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
         "y": scene.array("loss", loss[keep], "f8"), "mode": "lines", "name": "loss",
         "showlegend": False, "line": {"color": INK, "width": 2.5 * style.line / 2},
         "hovertemplate": "t = %{x:.3g}<br>loss = %{y:.3g}<extra></extra>"}, swap=True)
-    y_ranges.append(log_range(loss[keep], floor_decades=10.0))
+    y_ranges.append(log_range(loss[keep], floor_decades=LOSS_DECADES))
     if classification:
         ta = np.asarray(traj.t, dtype=float)
         ka = spec.keep(ta)
@@ -189,18 +206,29 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
                           tuple(captions(traj, analysis, fidx)), frame_ms(int(fidx.size)))
     strip = _strip(analysis, spec, style, presenter)
     time_axes = [(p.x, p.y) for p in time_panels]
-    shapes, anns = strip_items(strip, spec, time_panels[0].x, time_axes, style)
-    title = _title(traj, style, int(sel.size))
+    shapes, anns = strip_items(strip, spec, time_panels[0].x, time_axes, style,
+                               name_room_px=_name_room(left, time_panels[0], titles[0],
+                                                       style, presenter))
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
     below_px = max(subtitle_px, strip.height_px())
     title_size = style.font if presenter else style.title
     wrap = PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter else DESIGN_WIDTH_PX
+    title = _title(traj, style, int(sel.size), title_size, wrap)
     cap_legend(scene, rows=(1, style.small, wrap - 10.0) if presenter else None)
     hd = header(title, title_size, style.font, legend_names(scene), style.small, below_px,
                 width_px=wrap)
     top_px = max(hd.top_px, 72.0)
     plot_px = style.height - 96 - 118  # the plot area keeps its height
-    bottom_px = round(52 * style.font / 15.0)  # tick labels and the time axis' title
+    axis_px = round(52 * style.font / 15.0)  # tick labels and the time axis' title
+    d = traj.X.shape[1]
+    plane = (f"the neuron panel shows the plane of {traj.plane_names[0]} and "
+             f"{traj.plane_names[1]} (the data have d = {d} dimensions)") if d > 2 else ""
+    gloss = _glossary(scene, [title, *(a["text"] for a in [*titles, *anns]),
+                              *scene.frames.captions, *scene.frames.labels],
+                      style, wrap, axis_px, plane)
+    # presenter mode: the plots keep the window's height; the line goes under the player
+    in_figure = gloss is not None and not presenter
+    bottom_px = axis_px + (gloss["height"] if in_figure and gloss else 0)
     height = round(plot_px + top_px + bottom_px)
     head = header_layout(hd, height, style.small)
     head["title"] = {**head["title"], "text": title, "font": {"size": title_size, "color": INK}}
@@ -210,14 +238,17 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     meta = {"frames": int(fidx.size), "neurons_drawn": int(sel.size),
             "norm_curves": int(curves.size), "time_axis": spec.title,
             "frame_duration_ms": scene.frames.ms, "legend_rows": hd.legend_rows,
-            "strip_rows": strip.rows, "label_lanes": strip.lanes, "signs_fixed": fixed}
+            "strip_rows": strip.rows, "label_lanes": strip.lanes, "signs_fixed": fixed,
+            "glossary": gloss["line"] if gloss else ""}
     scene.layout = {
         "title": head["title"], "legend": head["legend"],
         "font": {"family": style.family, "size": style.font, "color": INK},
         "height": height, "margin": {"l": MARGIN_L, "r": MARGIN_R, "t": top_px, "b": bottom_px},
         "hovermode": "closest", "hoverlabel": {"font": {"size": style.small}},
         "paper_bgcolor": "white", "plot_bgcolor": "white", "uirevision": "main-figure",
-        "shapes": [*tint_shapes(strip, time_axes), *shapes], "annotations": [*titles, *anns],
+        "shapes": [*tint_shapes(strip, time_axes), *shapes],
+        "annotations": [*titles, *anns,
+                        *([gloss["annotation"]] if in_figure and gloss else [])],
         "meta": meta,
     }
     scene.meta = dict(meta)
@@ -232,34 +263,73 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
 def _strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, presenter: bool
            ) -> Strip:
     """The phase strip above the time panels, laid out for their narrowest width (presenter:
-    a window without sidebar, wider axes, at most PRESENTER_LEVELS levels)."""
+    a window without sidebar, wider axes, at most PRESENTER_LEVELS levels: the first plan
+    whose every block has its words — two rows; or one row and a lane for its tabs, the
+    run's own phases or, when they are more, a paper's — else the two rows)."""
     if not presenter:
-        return plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=2)
-    strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, max_rows=2,
-                       max_lanes=0, size=style.small * 0.8)
-    if strip.rows < PRESENTER_LEVELS:
-        strip = plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX,
-                           max_rows=PRESENTER_LEVELS, size=style.small * 0.8,
-                           max_lanes=PRESENTER_LEVELS - strip.rows)
-    return strip
+        return plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=NORMAL_LANES)
+    plans = [plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, size=style.small * 0.8,
+                        max_rows=rows, max_lanes=PRESENTER_LEVELS - rows, own_first=own)
+             for rows, own in ((2, False), (1, False), (1, True))]
+    whole = [p for p in plans if not p.unlabelled()]
+    return max(whole, key=lambda p: len(p.blocks)) if whole else plans[0]
+
+
+def _name_room(left: Panel, right: Panel, title: dict, style: Style, presenter: bool
+               ) -> tuple[float, float]:
+    """Pixels for the strip rows' names left of the time panels, at the narrowest figure:
+    beside the neuron panel's title (the first row, at its height) and above it (the
+    others)."""
+    width = (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - MARGIN_L - MARGIN_R
+    gap = (right.domain_x[0] - left.domain_x[1]) * width
+    left_px = (left.domain_x[1] - left.domain_x[0]) * width
+    title_px = text_px(str(title["text"]), float(title["font"]["size"]))[0]
+    beside = gap + max(0.0, (left_px - title_px) / 2) - 8
+    return beside, gap + left_px - 8
+
+
+def _glossary(scene: Scene, texts: list[str], style: Style, width_px: float,
+              below_px: float, note: str = "") -> dict | None:
+    """The glossary line under the figure (`viz.glossary`: the symbols its texts use, each
+    in words and formula), wrapped to `width_px`, below the time axis' title: the line, its
+    annotation and its height (`note`, e.g. which plane the neuron panel shows, ends the
+    line); None when there is nothing to say. (`layout.meta`
+    carries the line: in presenter mode the page shows it under the player.)"""
+    texts = texts + [str(scene.resolve(it["trace"]).get("text") or "") for it in scene.items
+                     if it["kind"] == "trace"
+                     and isinstance(scene.resolve(it["trace"]).get("text"), str)]
+    texts += [str(t) for it in scene.items if it["kind"] == "trace"
+              for t in (scene.resolve(it["trace"]).get("text") or [])
+              if not isinstance(scene.resolve(it["trace"]).get("text"), str)]
+    texts += [str((p.xaxis.get("title") or {}).get("text") or "") for p in scene.panels]
+    texts += [str((p.yaxis.get("title") or {}).get("text") or "") for p in scene.panels]
+    line = " · ".join(x for x in (glossary_line(texts), note) if x)
+    line = line[:1].upper() + line[1:]
+    if not line:
+        return None
+    size = style.small * 0.85
+    lines = wrap_to_px(line, size, width_px - 12, sep=" · ")
+    text = "<br>".join(lines)
+    return {"line": line, "height": len(lines) * size * 1.3 + 8, "annotation": dict(
+        text=text, x=0.0, xref="paper", xanchor="left", xshift=-(MARGIN_L - 6), y=0.0,
+        yref="paper", yanchor="top", yshift=-(below_px + 2), align="left", showarrow=False,
+        font={"size": size, "color": NEUTRAL}, name="glossary")}
 
 
 def _neuron_axes(panel: Panel, traj: Trajectory, scale: RadiusScale, style: Style,
                  unit_px: float) -> None:
     """The neuron panel's square axes: ±PANEL_LIMIT, the plane's axis names, log rings."""
     lim = [-PANEL_LIMIT, PANEL_LIMIT]
-    d = traj.X.shape[1]
     xname, yname = traj.plane_names
     rings, ring_text = ring_ticks(scale, style.small * 0.9, unit_px)
     panel.xaxis.update(range=lim, zeroline=True, zerolinecolor=GRID, showgrid=False,
                        constrain="domain", ticks="", showticklabels=False,
-                       title={"text": f"{xname}" + (" (plane axis 1)" if d > 2 else ""),
-                              "standoff": round(style.small * 1.25 + 8)})
+                       title={"text": xname, "standoff": round(style.small * 1.25 + 8)})
     panel.yaxis.update(range=lim, zeroline=True, zerolinecolor=GRID, showgrid=False,
                        scaleanchor=panel.x, scaleratio=1, constrain="domain", ticks="",
                        showticklabels=bool(rings), tickfont={"size": style.small * 0.9},
-                       title={"text": f"{yname}" + (" (plane axis 2)" if d > 2 else "")
-                              + (" · rings: ‖w_j‖" if rings else ""), "standoff": 2})
+                       title={"text": yname + (" · rings: ‖w_j‖" if rings else ""),
+                              "standoff": 2})
     if rings:
         panel.yaxis.update(tickvals=rings, ticktext=ring_text)
 
@@ -279,10 +349,8 @@ def _time_axes(panels: list[Panel], spec: TimeAxisSpec, y_ranges: list[tuple[flo
         if k > 0:
             p.xaxis["matches"] = panels[0].x
         lo, hi = y_ranges[k]
-        if k < 2:
-            dtick = log_dtick(lo, hi)
-            if presenter:  # short panels at 1280×720: at most ~4 labels of large text
-                dtick = max(dtick, math.ceil((math.log10(hi) - math.log10(lo)) / 3))
+        if k < 2:  # short panels at 1280×720 (presenter): at most 4 labels of large text
+            dtick = log_dtick(lo, hi, 4 if presenter else MAX_LOG_LABELS)
             p.yaxis.update(type="log", range=[math.log10(lo), math.log10(hi)], gridcolor=GRID,
                            exponentformat="power", dtick=dtick)
         else:

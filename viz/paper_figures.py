@@ -7,13 +7,18 @@ module of its own.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dynamics.figure_spec import Axis, Band, FigureSpec, Line, Points, Rule, Series
 
+from .header import DESIGN_WIDTH_PX, PRESENTER_WIDTH_PX, legend_rows
 from .style import GRID, INK, NEGATIVE, NEUTRAL, OKABE_ITO, POSITIVE, style_for, white_template
+from .time_axes import log_dtick
 
 ROLE_COLOURS = {
     "positive": POSITIVE, "negative": NEGATIVE, "neutral": NEUTRAL,
@@ -22,13 +27,26 @@ ROLE_COLOURS = {
 DASHES = {"solid": "solid", "dash": "dash", "dot": "dot", "dashdot": "dashdot"}
 
 
-def _axis(ax: Axis) -> dict[str, object]:
+def _axis(ax: Axis, values: Sequence[np.ndarray] = ()) -> dict[str, object]:
+    """Plotly's axis for `ax`; a log axis without a range spans the positive `values` of its
+    series (padded by 2 % of the decades) with a label every whole number of decades, at most
+    MAX_LOG_LABELS (Plotly's own labels 2 and 5 between the decades crowd a wide axis)."""
     out: dict[str, object] = {"title_text": ax.title, "type": ax.type, "gridcolor": GRID}
     if ax.type == "log":
         out["exponentformat"] = "power"  # 10⁻⁹, not the SI letters (1n, 1f)
+        if ax.range is None and not ax.tickvals:
+            pos = np.concatenate([np.asarray(v, float).ravel() for v in values] or [[]])
+            pos = pos[np.isfinite(pos) & (pos > 0)]
+            if pos.size:
+                lo, hi = math.log10(float(pos.min())), math.log10(float(pos.max()))
+                pad = 0.02 * max(hi - lo, 0.5)
+                out["range"] = [lo - pad, hi + pad]
+                out["dtick"] = log_dtick(10 ** (lo - pad), 10 ** (hi + pad))
     if ax.range is not None:
         lo, hi = ax.range
         out["range"] = [np.log10(lo), np.log10(hi)] if ax.type == "log" else [lo, hi]
+        if ax.type == "log" and not ax.tickvals:
+            out["dtick"] = log_dtick(lo, hi)
     if ax.tickvals:
         out["tickvals"] = list(ax.tickvals)
         out["ticktext"] = list(ax.ticktext) or None
@@ -110,20 +128,34 @@ def render(spec: FigureSpec, *, presenter: bool = False, height: int | None = No
                                    "x0": 0, "x1": 1, "y0": s.value, "y1": s.value,
                                    "line": {"color": colour, "width": 1,
                                             "dash": DASHES[s.dash]}, "name": s.name})
-        fig.update_xaxes(**_axis(panel.x), row=1, col=col)
+        xs = [s.x for s in panel.series if not isinstance(s, Rule)]
+        ys = [v for p in (spec.panels if spec.shared_y else (panel,)) for s in p.series
+              if not isinstance(s, Rule)
+              for v in ((s.lo, s.hi) if isinstance(s, Band) else (s.y,))]
+        fig.update_xaxes(**_axis(panel.x, xs), row=1, col=col)
         if col == 1 or not spec.shared_y:
-            fig.update_yaxes(**_axis(panel.y), row=1, col=col)
+            fig.update_yaxes(**_axis(panel.y, ys), row=1, col=col)
         else:
             fig.update_yaxes(type=panel.y.type, gridcolor=GRID, row=1, col=col)
     white_template(fig)
+    # the legend at the figure's foot, under the x axes' labels and titles (one below the
+    # other, whatever the height): the bottom margin holds both
+    names = [str(t.name) for t in fig.data if t.showlegend is not False and t.name]
+    rows = legend_rows(names, style.small, PRESENTER_WIDTH_PX if presenter
+                       else DESIGN_WIDTH_PX) if names else 0
+    axis_px = 2.9 * style.font + 6  # tick labels and the axis title
+    legend_px = rows * style.small * 1.45 + 6
+    base = height or int(400 * (1.2 if presenter else 1.0))
     fig.update_layout(
-        height=height or int(400 * (1.2 if presenter else 1.0)),
-        margin={"l": 64, "r": 16, "t": 72, "b": 50},
+        height=round(base + legend_px),
+        margin={"l": 64, "r": 16, "t": 72, "b": round(axis_px + legend_px)},
         title={"text": spec.title, "font": {"size": style.title, "color": INK}, "x": 0.01},
         font={"family": style.family, "size": style.font, "color": INK},
-        legend={"font": {"size": style.small}, "orientation": "h", "y": -0.2},
+        legend={"font": {"size": style.small}, "orientation": "h", "yref": "container",
+                "y": 0.0, "yanchor": "bottom", "x": 0.0, "xanchor": "left"},
         shapes=shapes, paper_bgcolor="white", plot_bgcolor="white")
     return fig
+
 
 
 __all__ = ["ROLE_COLOURS", "render"]

@@ -1,32 +1,41 @@
 """The phase strip: an opaque, non-overlapping band of named phases above the time panels, and
 the time markers as labelled vertical lines.
 
-Layout (pixels above the top of the time panels, so any figure height keeps it): row 0 holds
-the main story (alignment → fitting → convergence), further rows the phases that overlap it
-(a paper's own phases, a plateau that sticks out), each phase in the first row where it
-overlaps nothing. Generic plateaus that a drawn phase already covers are folded into that
-phase's hover, not given a row. A block shows its phase's plain words (`viz.wording`) when
-they fit, else a tab in the phase's colour in a label lane above the rows, else nothing: the
-hover of every block names the phase as its paper does, with times and evidence. Detected
-phases are filled; predicted ones are white with a dashed edge in the phase's colour.
+Layout (pixels above the top of the time panels, so any figure height keeps it): levels
+stacked upwards, each a *row* of phase blocks or a *lane* of words. A row holds the phases of
+one origin (`Phase.by`): the first the phases every run is read for (the main story,
+alignment → fitting → convergence, and the plateaus that stick out of it), then one row per
+paper whose theory names phases of this run; each row is named at its left, in the gap
+beside the time panels ("this run", "Lyu et al. 2021"; `row_name`), with a hover saying what
+found its phases. Generic plateaus that a drawn phase already covers are folded into that
+phase's hover, not given a row.
+
+Every block is labelled in plain words (`viz.wording`): inside it when they fit, else on a
+tab in the phase's colour right above it — in a free stretch of the level above, or in a
+lane put in between for it (so a narrow block under a row of long ones still gets its words)
+— with the short words when the full ones find no room; the hover of every block names the
+phase as its paper does, with times and evidence. Detected phases are filled; predicted ones
+are white with a dashed edge in the phase's colour.
 
 Markers coinciding with a block's start are folded into its hover ("loss starts to fall" is
-where fitting begins). Every other marker is a thin line through the time panels with its
-name in a label lane; one that finds no room is not drawn as a line (its name is in the
-hover of the block it falls in). Text widths are estimated (`viz.label_layout.text_px`) on an
-axis at least `axis_px` wide, the narrowest the time panels get.
+where fitting begins). Every other marker is a thin line through the time panels and the
+strip with its name in a lane above the rows, a few pixels clear of its line; a line never
+crosses words (a block's, a tab's or another marker's), and a marker that finds no such place
+is not drawn as a line (its name is in the hover of the block it falls in). Text widths are
+estimated (`viz.label_layout.text_px`) on an axis at least `axis_px` wide, the narrowest the
+time panels get.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from dynamics.annotations import Analysis, Phase, TimeMarker
 
-from .label_layout import text_px
-from .style import INK, MARKER_COLOUR, Style, phase_colour, phase_key
+from .strip_lanes import STEM_PX, Lanes, Level, tab_plan, text_w
+from .style import MARKER_COLOUR, Style, phase_colour, phase_key
 from .time_axes import TimeAxisSpec, fmt_time
 from .wording import FOLDABLE, STORY, marker_words, phase_words
 
@@ -34,6 +43,9 @@ FILL_ALPHA = 0.55  # opaque fill = the phase colour mixed with this much of itse
 FOLD_TOL = 0.03  # a phase covered to within this fraction of the axis is folded
 MARK_TOL = 0.012  # a marker this close (axis fraction) to a block's start is folded into it
 AXIS_PX = 330.0  # narrowest time axis (normal mode, 1280 px window beside the sidebar)
+MARK_GAP_PX = 4.0  # a marker's name starts this far from its line
+RUN_ROW = "this run"  # the name of the row of phases every run is read for
+NAME_EM = 0.85  # a row's name: this fraction of the strip's font
 
 
 def mix(hex_colour: str, alpha: float) -> str:
@@ -48,10 +60,25 @@ def row_px(size: float) -> int:
     return round(size * 1.25 + 6)
 
 
-@dataclass
+def row_name(origin: str) -> str:
+    """The name of a row of phases of `origin` (`Phase.by`): the paper's, or `RUN_ROW`."""
+    return origin or RUN_ROW
+
+
+def row_hover(origin: str) -> str:
+    """What a row's name says on hover: who found its phases."""
+    if not origin:
+        return ("<b>this run</b>: phases read off this run's own curves (the loss, the "
+                "norms, the directions) by the same rules for every run")
+    return (f"<b>{origin}</b>: the phases {origin}'s theory describes, found in this run by "
+            "the paper's own criteria (hover a block for its rule)")
+
+
+@dataclass(eq=False)
 class Block:
     """One drawn phase: display times x0 < x1, axis fractions f0 < f1, its row, the words
-    inside it (or ""), the hover text and colours."""
+    inside it (or ""), the hover text and colours; `level` is its vertical slot (absolute,
+    counted from the strip's first row)."""
 
     phase: Phase
     x0: float
@@ -65,21 +92,27 @@ class Block:
     edge: str
     predicted: bool
     group: str = ""  # a run's name on Compare ("A", "B"), else ""
+    level: int = 0
+    at: Level | None = None  # (planning)
+    text_f: float | None = None  # the words' centre when slid aside for a marker's line
 
 
-@dataclass
+@dataclass(eq=False)
 class Label:
     """Words above the blocks: a phase's tab (bg in its colour, in a free spot of a higher
-    row or in a lane) or a marker's name (in a lane)."""
+    row or in a lane) or a marker's name (in a lane). `lane` is its level (absolute)."""
 
     text: str
     f: float  # anchor fraction on the axis
     xanchor: str  # "center" | "left" | "right"
-    lane: int  # level: 0 .. rows - 1 are the rows, then the lanes
+    lane: int
     hover: str
     bg: str
     border: str
     name: str
+    at: Level | None = None  # (planning)
+    leader: tuple[float, float] | None = None  # a tab beside its block: (block's x, tab's edge)
+    block: Block | None = None  # the block a tab names
 
 
 @dataclass
@@ -95,8 +128,8 @@ class Mark:
 
 @dataclass
 class Strip:
-    """The strip's plan: blocks, lane labels (tabs and marker names), drawn markers, the rows
-    and lanes used."""
+    """The strip's plan: blocks, labels (tabs and marker names), drawn markers, the number of
+    rows and lanes, and each row's (level, origin) for its name."""
 
     blocks: list[Block] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
@@ -105,11 +138,18 @@ class Strip:
     lanes: int = 0
     axis_px: float = 330.0
     size: float = 12.6  # font size of the words
+    names: list[tuple[int, str]] = field(default_factory=list)
 
     def height_px(self) -> float:
         """Pixels the strip takes above the time panels (0 when empty)."""
         n = self.rows + self.lanes
         return 0.0 if n == 0 else 4 + n * row_px(self.size)
+
+    def unlabelled(self) -> list[Block]:
+        """The blocks with no words inside and no tab (none, when the plan found room)."""
+        tabbed = {lab.name for lab in self.labels}
+        return [b for b in self.blocks
+                if not b.text and f"phase:{b.phase.name}" not in tabbed]
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -119,7 +159,7 @@ def _frac(spec: TimeAxisSpec, v: float) -> float:
     return (pos - lo) / (hi - lo) if hi > lo else 0.0
 
 
-def _axis_value(spec: TimeAxisSpec, f: float) -> float:
+def axis_value(spec: TimeAxisSpec, f: float) -> float:
     """Annotation x of axis fraction f (log10 on log axes)."""
     lo, hi = spec.range
     return lo + f * (hi - lo)
@@ -143,31 +183,31 @@ def _rank(ph: Phase, own_first: bool = False) -> tuple:
 
 def _hover(ph: Phase, group: str) -> str:
     w = phase_words(ph)
-    who = f", {w.source}" if w.source else ""
+    who = f", {ph.by or w.source}" if (ph.by or w.source) else ""
     run = f"{group}: " if group else ""
     why = f"<br>{ph.evidence}" if ph.evidence else ""
     return (f"{run}<b>{w.plain}</b><br>{ph.name} ({ph.source}{who}): t = "
             f"{fmt_time(float(ph.start))} – {fmt_time(float(ph.end))}{why}")
 
 
-def _text_w(text: str, size: float, axis_px: float) -> float:
-    """Axis fraction taken by `text` at font `size`, with a little padding."""
-    return (text_px(text, size)[0] + 8) / axis_px
+def _display(spec: TimeAxisSpec, f: float) -> float:
+    """The display time at axis fraction f (a shape's x on the time axis: Plotly places
+    shapes on a log axis by their value, not its log)."""
+    v = axis_value(spec, f)
+    return float(10.0 ** v) if spec.log else float(v)
 
 
 # ----------------------------------------------------------------------------- planning
 def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
                axis_px: float = AXIS_PX, max_rows: int = 3, max_lanes: int = 2,
                group: str = "", markers: bool = True, first_row: int = 0,
-               own_first: bool = False, inside_first: bool = False,
-               size: float | None = None) -> Strip:
+               own_first: bool = False, size: float | None = None) -> Strip:
     """The blocks, tabs and marker labels of `analysis` on the axis `spec` (see the module
-    docstring): at most `max_rows` rows of blocks and `max_lanes` label lanes. `group` names
-    the run (Compare); rows are counted from `first_row`; `markers`: draw time markers;
-    `own_first`: a paper's own phases take the first row before the main story (one row per
-    run on Compare: "stuck on the least-squares fit" says more than "loss falls");
-    `inside_first`: short words inside a block before its full words on a tab (small
-    multiples); `size`: the words' font (default 0.9 × the style's small size)."""
+    docstring): at most `max_rows` rows of blocks and `max_lanes` lanes of words. `group`
+    names the run (Compare); levels are counted from `first_row`; `markers`: draw time
+    markers; `own_first`: a paper's own phases take the first row before the main story (one
+    row per run on Compare: "stuck on the least-squares fit" says more than "loss falls");
+    `size`: the words' font (default 0.9 × the style's small size)."""
     strip = Strip(axis_px=axis_px, size=size or style.small * 0.9)
     if analysis is None:
         return strip
@@ -177,6 +217,7 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
         if span is not None:
             items.append((ph, span))
     items.sort(key=lambda it: (_rank(it[0], own_first), it[1][0]))
+    levels = Lanes(max_lanes)
     rows: list[list[Block]] = []
     folded: list[tuple[Phase, float, float]] = []
     for ph, (x0, x1) in items:
@@ -184,18 +225,22 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
         if phase_key(ph.name) in FOLDABLE and _covered(rows, f0, f1):
             folded.append((ph, f0, f1))
             continue
+        origin = ph.by if group == "" else ""  # Compare: one row per run, whoever found it
         r = next((k for k, row in enumerate(rows)
-                  if all(f1 <= b.f0 + 1e-9 or f0 >= b.f1 - 1e-9 for b in row)), len(rows))
+                  if levels.levels[k].origin == origin
+                  and all(f1 <= b.f0 + 1e-9 or f0 >= b.f1 - 1e-9 for b in row)), len(rows))
         if r >= max_rows:
             folded.append((ph, f0, f1))
             continue
         if r == len(rows):
             rows.append([])
+            levels.levels.append(Level("row", origin))
         colour = phase_colour(ph.name)
         predicted = ph.source == "predicted"
         block = Block(ph, x0, x1, f0, f1, first_row + r, "", [_hover(ph, group)],
                       "#FFFFFF" if predicted else mix(colour, FILL_ALPHA), colour, predicted,
-                      group)
+                      group, at=levels.levels[r])
+        levels.levels[r].add(f0, f1, "block")
         rows[r].append(block)
         strip.blocks.append(block)
     for ph, f0, f1 in folded:  # named in the hover of every block it overlaps
@@ -206,55 +251,80 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
             if b.f0 < f1 and f0 < b.f1:
                 b.hover.append(note)
     strip.rows = len(rows)
-    # levels: the rows of blocks, then the label lanes; what each holds, (a, b, is a block)
-    levels: list[list[tuple[float, float, bool]]] = [
-        [(b.f0, b.f1, True) for b in row] for row in rows]
-    top = len(rows) + max_lanes
+    _plan_words(strip, levels)
+    if markers:
+        _plan_markers(strip, analysis.markers, spec, axis_px, levels.marker, group)
+    # levels: drop lanes that hold nothing; then number what is left
+    levels.levels = [lv for lv in levels.levels if lv.kind == "row" or any(
+        k == "text" for *_ab, k in lv.spans)]
+    index = {id(lv): first_row + i for i, lv in enumerate(levels.levels)}
+    for b in strip.blocks:
+        assert b.at is not None
+        b.level = index[id(b.at)]
+    for lab in strip.labels:
+        assert lab.at is not None
+        lab.lane = index[id(lab.at)]
+    strip.lanes = levels.lanes
+    strip.names = [(index[id(lv)], lv.origin) for lv in levels.levels if lv.kind == "row"]
+    return strip
 
-    def take(a: float, b: float, low: int, tab: bool) -> int | None:
-        """The first level from `low` up where [a, b] is free, taken; a tab stands right over
-        its block: it may rise past other labels but not past a block."""
-        for lv in range(low, top):
-            while lv >= len(levels):
-                levels.append([])
-            hit = [blk for u0, u1, blk in levels[lv] if not (b <= u0 or a >= u1)]
-            if not hit:
-                levels[lv].append((a, b, False))
-                return lv
-            if tab and any(hit):
-                return None
-        return None
 
-    # words inside the blocks, else a tab right above them (in a free spot of a higher row, or
-    # in a lane), the main story first (in its order), then the longest blocks: the plain
-    # words inside, then as a tab, then the short words inside, then as a tab
-
+def _plan_words(strip: Strip, levels: Lanes) -> None:
+    """Words for every block. Inside it when they fit (the full words, then the short ones).
+    The others go on tabs in lanes between the rows or above the top one, each lane next to
+    the rows it serves (a tab touches its block from above or from below); each lane's tabs
+    are packed side by side, as near their blocks as the others let them, the full words
+    when every tab's fit, else the short ones; a tab pushed off its block is joined to it by
+    a leader. The lanes are chosen for the fewest (at most `levels.max_lanes`), then the
+    least displacement. When they cannot hold every tab, a block with a tag of its paper's
+    ("IV", defined on the paper's page) that fits inside shows it, and the others are tried
+    again."""
+    rows = [lv for lv in levels.levels if lv.kind == "row"]
+    left: list[Block] = []
     for b in sorted(strip.blocks, key=lambda b: (*_rank(b.phase), -(b.f1 - b.f0))):
         w = phase_words(b.phase)
-        order = ((w.plain, True), (w.short, True), (w.plain, False), (w.short, False)) \
-            if inside_first else \
-            ((w.plain, True), (w.plain, False), (w.short, True), (w.short, False))
-        for t, inside in order:
-            width = _text_w(t, strip.size, axis_px)
-            if inside:
-                if width <= b.f1 - b.f0:
-                    b.text = t
-                    break
-                continue
-            c = min(max((b.f0 + b.f1) / 2, width / 2), 1 - width / 2)
-            if c - width / 2 >= b.f1 or c + width / 2 <= b.f0:
-                continue  # the tab would not touch its block
-            lane = take(c - width / 2, c + width / 2, b.row - first_row + 1, True)
-            if lane is not None:
-                strip.labels.append(Label(t, c, "center", lane, "".join(b.hover), b.fill,
-                                          b.edge, f"phase:{b.phase.name}"))
+        for t in (w.plain, w.short):
+            if text_w(t, strip.size, strip.axis_px) <= b.f1 - b.f0:
+                b.text = t
                 break
-    if markers:
-        _plan_markers(strip, analysis.markers, spec, axis_px,
-                      lambda a, b: take(a, b, len(rows), False), group)
-    used = [lv for lv, held in enumerate(levels) if held and lv >= len(rows)]
-    strip.lanes = used[-1] - len(rows) + 1 if used else 0
-    return strip
+        if not b.text:
+            left.append(b)
+    plan = tab_plan(left, rows, levels.max_lanes, _words, strip.size, strip.axis_px) \
+        if left and levels.max_lanes > 0 else None
+    if left and plan is None:  # no room for every tab: the papers' tags inside, the rest on tabs
+        for b in list(left):
+            tag = phase_words(b.phase).tag
+            if tag and text_w(tag, strip.size, strip.axis_px) <= b.f1 - b.f0:
+                b.text = tag
+                left.remove(b)
+        plan = tab_plan(left, rows, levels.max_lanes, _words, strip.size, strip.axis_px) \
+            if left and levels.max_lanes > 0 else None
+    if left:
+        if plan is not None:
+            gaps, tabs = plan
+            lanes: dict[tuple[int, int], Level] = {}
+            for gap, k in sorted(gaps, reverse=True):  # lanes right above row `gap`
+                lanes[(gap, k)] = Level("lane")
+                levels.levels.insert(levels.levels.index(rows[gap]) + 1, lanes[(gap, k)])
+            for b, text, gap, k, c, width, lead in tabs:
+                lv = lanes[(gap, k)]
+                lv.add(c - width / 2, c + width / 2, "text")
+                if lead is not None:
+                    lv.add(min(lead) - STEM_PX / strip.axis_px,
+                           max(lead) + STEM_PX / strip.axis_px, "stem")
+                strip.labels.append(Label(text, c, "center", 0, "".join(b.hover), b.fill,
+                                          b.edge, f"phase:{b.phase.name}", at=lv,
+                                          leader=lead, block=b))
+    for b in strip.blocks:
+        if b.text:
+            c, width = (b.f0 + b.f1) / 2, text_w(b.text, strip.size, strip.axis_px)
+            assert b.at is not None
+            levels.add_words(b.at, c - width / 2, c + width / 2, b.f0, b.f1, b)
+
+
+def _words(b: Block) -> tuple[str, str]:
+    w = phase_words(b.phase)
+    return w.plain, w.short
 
 
 def _covered(rows: Sequence[Sequence[Block]], f0: float, f1: float) -> bool:
@@ -271,7 +341,8 @@ def _covered(rows: Sequence[Sequence[Block]], f0: float, f1: float) -> bool:
 
 
 def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpec,
-                  axis_px: float, take, group: str) -> None:
+                  axis_px: float, take: Callable[[float, float, float, float], Level | None],
+                  group: str) -> None:
     merged: list[tuple[float, float, list[TimeMarker]]] = []
     for mk in markers:
         v = float(spec.show(mk.time))
@@ -286,6 +357,7 @@ def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpe
             merged.append((v, f, [mk]))
     # detected events first, then predictions
     merged.sort(key=lambda m: (m[2][0].source != "detected", m[1]))
+    gap, stem = MARK_GAP_PX / axis_px, STEM_PX / axis_px
     for v, f, mks in merged:
         hover = "<br>".join(f"<b>{marker_words(m)}</b>: {m.name} ({m.source}), t = "
                             f"{fmt_time(float(m.time))}" + (f"<br>{m.note}" if m.note else "")
@@ -299,17 +371,17 @@ def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpe
         run = f"{group}: " if group else ""
         placed = None
         for text in (f"{run}{words}", f"{run}{marker_words(mks[0])}"):
-            width = _text_w(text, strip.size, axis_px) + 4 / axis_px
-            if f + width <= 1:
-                a, b, anchor = f, f + width, "left"
+            width = text_w(text, strip.size, axis_px)
+            if f + gap + width <= 1:
+                a, b, anchor = f + gap, f + gap + width, "left"
             else:
-                a, b, anchor = f - width, f, "right"
+                a, b, anchor = f - gap - width, f - gap, "right"
             if a < 0:
                 continue
-            lane = take(a, b)
+            lane = take(a, b, f, stem)
             if lane is not None:
-                placed = Label(text, f, anchor, lane, hover, "rgba(255,255,255,0.92)",
-                               MARKER_COLOUR, f"marker:{mks[0].name}")
+                placed = Label(text, f, anchor, 0, hover, "rgba(255,255,255,0.92)",
+                               MARKER_COLOUR, f"marker:{mks[0].name}", at=lane)
                 break
         if placed is None:  # no room for its name: no line; named in the hover
             for b in strip.blocks:
@@ -320,68 +392,5 @@ def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpe
         strip.marks.append(Mark(v, f, predicted, placed, group))
 
 
-# ----------------------------------------------------------------------------- drawing
-def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
-                time_axes: Sequence[tuple[str, str]], style: Style, *, base_px: float = 0.0,
-                anchor: float = 1.0) -> tuple[list[dict], list[dict]]:
-    """(shapes, annotations) drawing `strip` above the time panels whose x axis is `xaxis`
-    (the blocks and tabs), with marker lines on every one of `time_axes`; `base_px`: pixels
-    between the panels' top (at paper y = `anchor`) and the strip's first row."""
-    rp = row_px(strip.size)
-    shapes: list[dict] = []
-    anns: list[dict] = []
-    font = {"size": strip.size, "color": INK}
-
-    def px(row: float) -> float:
-        return base_px + 2 + row * rp
-
-    for b in strip.blocks:
-        y0, y1 = px(b.row), px(b.row + 1) - 2
-        shapes.append(dict(
-            type="rect", xref=xaxis, yref="paper", ysizemode="pixel", yanchor=anchor,
-            x0=b.x0, x1=b.x1, y0=y0, y1=y1, fillcolor=b.fill, layer="above",
-            line={"color": b.edge if b.predicted else "#FFFFFF",
-                  "width": 1.5 if b.predicted else 1, "dash": "dash" if b.predicted else "solid"},
-            name=f"strip:{b.phase.name}:{b.phase.source}"))
-        anns.append(dict(
-            x=_axis_value(spec, (b.f0 + b.f1) / 2), xref=xaxis, y=anchor, yref="paper",
-            yshift=(y0 + y1) / 2, yanchor="middle", xanchor="center", showarrow=False,
-            text=b.text or " ", font=font, hovertext="".join(b.hover),
-            width=max(6.0, (b.f1 - b.f0) * strip.axis_px - 4,
-                      text_px(b.text, strip.size)[0] + 4), height=y1 - y0,
-            name=f"strip-text:{b.phase.name}"))
-    first = min((b.row for b in strip.blocks), default=0)
-    for lab in strip.labels:
-        anns.append(dict(
-            x=_axis_value(spec, lab.f), xref=xaxis, y=anchor, yref="paper",
-            yshift=px(first + lab.lane) + (rp - 2) / 2, yanchor="middle", xanchor=lab.xanchor,
-            showarrow=False, text=lab.text, font=font, bgcolor=lab.bg, bordercolor=lab.border,
-            borderwidth=1, borderpad=1, hovertext=lab.hover, name=f"strip-label:{lab.name}"))
-    for mk in strip.marks:
-        dash = "dash" if mk.predicted else "solid"
-        line = {"color": MARKER_COLOUR, "width": 1.3, "dash": dash}
-        for xa, ya in time_axes:
-            shapes.append(dict(type="line", xref=xa, yref=f"{ya} domain", x0=mk.x, x1=mk.x,
-                               y0=0, y1=1, line=line, layer="above",
-                               name=f"marker:{mk.label.name}"))
-        shapes.append(dict(type="line", xref=xaxis, yref="paper", ysizemode="pixel",
-                           yanchor=anchor, x0=mk.x, x1=mk.x, y0=0,
-                           y1=px(first + mk.label.lane) + rp - 2, line=line, layer="above",
-                           name=f"marker-stem:{mk.label.name}"))
-    return shapes, anns
-
-
-def tint_shapes(strip: Strip, time_axes: Sequence[tuple[str, str]]) -> list[dict]:
-    """A faint tint of the first row's phases on every time panel (they never overlap)."""
-    out = []
-    for b in strip.blocks:
-        if b.row != 0 or b.predicted:
-            continue
-        out += [dict(type="rect", xref=xa, yref=f"{ya} domain", x0=b.x0, x1=b.x1, y0=0, y1=1,
-                     layer="below", fillcolor=mix(b.edge, 0.07), line={"width": 0},
-                     name=f"tint:{b.phase.name}") for xa, ya in time_axes]
-    return out
-
-
-__all__ = ["AXIS_PX", "Block", "Label", "Mark", "Strip", "mix", "plan_strip", "row_px",
-           "strip_items", "tint_shapes"]
+__all__ = ["AXIS_PX", "MARK_GAP_PX", "NAME_EM", "RUN_ROW", "Block", "Label", "Mark", "Strip",
+           "axis_value", "mix", "plan_strip", "row_hover", "row_name", "row_px"]

@@ -28,12 +28,14 @@ from dynamics.readouts import AlignmentCurves, alignment_curves, class_means, me
 from dynamics.trajectory import Trajectory
 
 from .commentary import REAL_DATA, captions
+from .header import DESIGN_WIDTH_PX, PRESENTER_WIDTH_PX, toolbar_clear_title
 from .options import FigureOptions
-from .phase_strip import plan_strip, strip_items, tint_shapes
+from .phase_strip import plan_strip
 from .player import fit_any_height, frame_ms
-from .scene import Frames, Panel, Scene, grid, panel_title
+from .scene import Frames, Panel, Scene, grid, narrowed, panel_title
+from .strip_draw import strip_items, tint_shapes
 from .style import GRID, INK, NEGATIVE, NEUTRAL, POSITIVE, rgba
-from .time_axes import fmt_time, frame_indices, log_dtick, log_range, time_axis_spec
+from .time_axes import fmt_time, frame_indices, log_dtick, log_range, time_axis_spec, y_axis_px
 from .time_panels import cursor_trace
 
 IMAGE_SCALE = [[0.0, "#B2182B"], [0.25, "#EF8A62"], [0.5, "#F7F7F7"], [0.75, "#67A9CF"],
@@ -141,6 +143,12 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     else:
         cells = [(0, 0), (0, 1), (0, 2, 1, 2), (1, 0), (1, 1), (1, 2, 1, 2), (2, 0), (2, 1)]
     panels = grid(widths, [1.0, 1.0, 1.0], cells, hspace=0.06, vspace=0.12)
+    # the second column of time panels leaves the first one's neighbour room for its tick
+    # labels ("100%", "10⁻¹⁰"; its titles are above the panels)
+    plot = (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - 56 - 16
+    room = y_axis_px(style.font, title=False) + 6 - 0.06 * plot
+    panels = [narrowed(p, plot, left_px=room) if c[1] == 1 else p
+              for c, p in zip(cells, panels, strict=True)]
     at = {c[:2]: p for c, p in zip(cells, panels, strict=True)}
     scene.panels = list(panels)
     shapes: list[dict] = []
@@ -236,7 +244,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     # the phase strip over each column of time panels (their top titles move up over it),
     # and a faint tint of its first row on every time panel
     strip = plan_strip(analysis, spec, style, axis_px=STRIP_AXIS_PX, max_rows=1,
-                       max_lanes=1, markers=False, inside_first=True, size=style.small * 0.8)
+                       max_lanes=1, markers=False, size=style.small * 0.8)
     time_axes = [(p.x, p.y) for p, _r, _l in time_panels]
     shapes += tint_shapes(strip, time_axes)
     anns: list[dict] = []
@@ -260,19 +268,23 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     scene.frames = Frames(int(fidx.size), tuple(labels),
                           tuple(captions(traj, analysis, fidx, REAL_DATA)),
                           max(50, frame_ms(int(fidx.size))), redraw=True)
-    height = int(style.height * 1.12 + lift)
-    top_px, bottom_px = round(70 + lift), 46
-    height -= 100 - bottom_px  # the player's controls are outside the figure
     data_name = _data_name(traj)
+    title, extra = toolbar_clear_title(
+        f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} ({cfg.init.scheme}) · "
+        f"{cfg.loss.kind} loss ({cfg.loss.reduction})", style.title, presenter)
+    height = int(style.height * 1.12 + lift + extra)
+    top_px, bottom_px = round(70 + lift + extra), 46
+    height -= 100 - bottom_px  # the player's controls are outside the figure
     meta = {"frames": int(fidx.size), "picture": "image" if is_image else "bars",
             "frame_indices": [int(f) for f in fidx]}
     scene.layout = {
-        "title": {"text": f"{data_name} · m = {traj.width} · ε = {cfg.init.scale:g} "
-                          f"({cfg.init.scheme}) · {cfg.loss.kind} loss ({cfg.loss.reduction})"
+        "title": {"text": title
                           + (f" · <span style='color:{NEGATIVE}'>⚠ {traj.status}</span>"
                              if traj.status != "completed" else ""),
                   "x": 0.005, "xanchor": "left", "xref": "container", "y": 1.0,
-                  "yref": "container", "yanchor": "top", "pad": {"t": 8},
+                  "yref": "container", "yanchor": "top",
+                  # Plotly lifts a title's first line by ~0.65 em per extra line: pad it down
+                  "pad": {"t": 8 + round(0.65 * extra / 1.25)},
                   "font": {"size": style.title, "color": INK}},
         "font": {"family": style.family, "size": style.font, "color": INK},
         "height": height, "margin": {"l": 56, "r": 16, "t": top_px, "b": bottom_px},

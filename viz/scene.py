@@ -36,7 +36,7 @@ and the shapes (the phase strip) are drawn once per run, when the drag rests.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -99,6 +99,15 @@ def grid(widths: Sequence[float], heights: Sequence[float], cells: Sequence[tupl
         n = "" if i == 0 else str(i + 1)
         out.append(Panel(f"x{n}", f"y{n}", _unit(x0, x1), _unit(y0, y1)))
     return out
+
+
+def narrowed(panel: Panel, plot_px: float, *, left_px: float = 0.0,
+             right_px: float = 0.0) -> Panel:
+    """`panel` with `left_px` and `right_px` taken off the left and right ends of its domain
+    (a plot area `plot_px` wide): room for the labels beside it."""
+    x0, x1 = panel.domain_x
+    return replace(panel, domain_x=_unit(x0 + max(0.0, left_px) / plot_px,
+                                         x1 - max(0.0, right_px) / plot_px))
 
 
 def _unit(lo: float, hi: float) -> tuple[float, float]:
@@ -300,4 +309,4 @@ def norm_curves(scene: Scene, item: Mapping[str, Any]
 
 
 __all__ = ["ARRAY", "N_TRACES", "R_MIN", "U_SCALE", "Frames", "Panel", "Scene", "grid",
-           "neuron_points", "norm_curves", "panel_title", "ref"]
+           "narrowed", "neuron_points", "norm_curves", "panel_title", "ref"]

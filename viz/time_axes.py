@@ -16,6 +16,8 @@ import numpy as np
 
 from dynamics.trajectory import Trajectory
 
+from .label_layout import text_px
+
 TimeAxis = Literal["log", "linear"]
 TimeScale = Literal["t", "t_over_log_inv_eps"]
 
@@ -148,12 +150,35 @@ def log_range(values: np.ndarray, floor_decades: float = 12.0,
     return lo / 1.6, hi * 1.6
 
 
-def log_dtick(lo: float, hi: float) -> int:
-    """Tick step in decades for a log axis over [lo, hi]: 1 up to 5 decades, 2 up to 10, else 3."""
+MAX_LOG_LABELS = 5  # tick labels on a log axis, at most (more touch each other)
+
+
+def y_axis_px(font: float, title: bool = True) -> float:
+    """Pixels a time panel's y axis takes left of it: its widest tick label (10⁻¹⁰) and,
+    with `title`, its title turned on its side, with their gaps."""
+    return text_px("10⁻¹⁰", font)[0] + 4 + (font * 1.3 + 10 if title else 0.0)
+
+
+def log_dtick(lo: float, hi: float, max_labels: int = MAX_LOG_LABELS) -> int:
+    """Tick step in whole decades for a log axis over [lo, hi] with at most `max_labels`
+    labels: 1 up to four decades, then the smallest step that keeps the count."""
     span = math.log10(hi) - math.log10(lo)
-    return 1 if span <= 5 else 2 if span <= 10 else 3
+    return max(1, math.ceil(span / max(1, max_labels - 1) - 1e-9))
 
 
-__all__ = ["TimeAxis", "TimeAxisSpec", "TimeScale", "common_grid", "fmt_time", "frame_indices",
-           "frames_on_grid", "log_dtick", "log_range", "shared_time_spec", "time_axis_spec",
-           "time_divisor"]
+__all__ = [
+    "MAX_LOG_LABELS",
+    "TimeAxis",
+    "TimeAxisSpec",
+    "TimeScale",
+    "common_grid",
+    "fmt_time",
+    "frame_indices",
+    "frames_on_grid",
+    "log_dtick",
+    "log_range",
+    "shared_time_spec",
+    "time_axis_spec",
+    "time_divisor",
+    "y_axis_px",
+]

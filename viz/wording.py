@@ -19,11 +19,14 @@ from .style import phase_key
 @dataclass(frozen=True)
 class PhaseWords:
     """`plain`: the strip's text ("neurons turn, norms tiny"); `short`: when that does not
-    fit ("neurons turn"); `source`: who names it so (for the hover)."""
+    fit ("neurons turn"); `source`: who names it so (for the hover); `tag`: the paper's own
+    short name ("IV"), inside a block too narrow for any words when no tab finds room (the
+    page's text defines it)."""
 
     plain: str
     short: str
     source: str = ""
+    tag: str = ""
 
 
 PHASE_WORDS: dict[str, PhaseWords] = {
@@ -36,10 +39,15 @@ PHASE_WORDS: dict[str, PhaseWords] = {
     "OLS plateau": PhaseWords("stuck on the least-squares fit", "stuck",
                               "Boursier & Flammarion"),
     "saddle escape": PhaseWords("loss starts to fall", "escape"),
-    "Phase I": PhaseWords("I: neurons condense", "I", "Wang & Ma"),
-    "Phase II": PhaseWords("II: accuracy plateau", "II", "Wang & Ma"),
-    "Phase III": PhaseWords("III: + neurons leave x₋", "III", "Wang & Ma"),
-    "Phase IV": PhaseWords("IV: − neurons return to x₊", "IV", "Wang & Ma"),
+    "Phase I": PhaseWords("I: neurons condense", "I: bunch up", "Wang & Ma", "I"),
+    "Phase II": PhaseWords("II: accuracy plateau", "II: plateau", "Wang & Ma", "II"),
+    "Phase III": PhaseWords("III: + neurons leave x₋", "III: + off x₋", "Wang & Ma", "III"),
+    "Phase IV": PhaseWords("IV: − neurons return to x₊", "IV: − on x₊", "Wang & Ma", "IV"),
+    "early phase": PhaseWords("neurons line up, the net acts linear", "neurons line up"),
+    "late phase": PhaseWords("margin grows, neurons turn to the widest-margin line",
+                             "margin grows"),
+    "saddle (one group fitted)": PhaseWords("one sign fitted, the other waits",
+                                            "one sign fitted"),
 }
 
 # generic phases that restate what a curve shows: folded into the hover of a drawn phase
@@ -51,7 +59,7 @@ MARKER_WORDS: dict[str, str] = {
     "saddle escape": "loss starts to fall",
     "plateau escape": "loss leaves a plateau",
     "patterns settle": "patterns settle",
-    "Min et al. T bound": "theory: alignment bound T",
+    "Min et al. T bound": "theory: aligned by T",
     "Min et al. cones reached": "neurons in their cones",
     "ln(1/λ)/‖γ_[n]‖": "theory: alignment time",
     "Phase IV (predicted)": "theory: Phase IV",
@@ -68,7 +76,7 @@ def phase_words(phase: Phase | str) -> PhaseWords:
     own = None if isinstance(phase, str) else getattr(phase, "plain", None)
     if own:
         return PhaseWords(str(own), known.short if known else str(own),
-                          known.source if known else "")
+                          known.source if known else "", known.tag if known else "")
     return known or PhaseWords(key, key)
 
 

@@ -206,28 +206,42 @@ class PaperOverlay:
 
 @dataclass(frozen=True)
 class Knob:
-    """One widget of the paper's page, as data. The page draws a select slider when `options`
-    is given, else a number input (int or float as `default` is); the URL key is
-    ``<paper>.<key>``. `keep(value)` is True for the widget values meaning "the preset's own
-    value" (no update); `convert` maps the widget value to the config value of `field`."""
+    """One widget of the paper's page, as data, showing the setting `field` of the preset on
+    screen: the page draws a select slider when `options` is given (the preset's own value
+    added when it is not one of them), else a number input (int or float as the preset's
+    value is); `format` writes a value ("%g"). The URL key is ``<paper>.<key>`` and holds a
+    value only when it differs from the preset's. `shown(config)` is the widget value of a
+    config's setting (`back` maps the config value to it), `update(value)` the config update
+    of a widget value (`convert` maps it back)."""
 
     key: str
     label: str
     field: str
-    default: Any
     options: tuple[Any, ...] | None = None
     min_value: float | None = None
     max_value: float | None = None
     step: float | None = None
     format: str | None = None
     help: str | None = None
-    keep: Callable[[Any], bool] | None = None
     convert: Callable[[Any], Any] = float
+    back: Callable[[Any], Any] = float
+
+    def shown(self, config: Config) -> Any:
+        """The widget value showing `config`'s setting `field`."""
+        value: Any = config
+        for part in self.field.split("."):
+            value = getattr(value, part)
+        return self.back(value)
+
+    def choices(self, config: Config) -> list[Any] | None:
+        """The select slider's options for a preset `config` (its value among them), or None
+        for a number input."""
+        if self.options is None:
+            return None
+        return sorted({*self.options, self.shown(config)})
 
     def update(self, value: Any) -> dict[str, Any]:
-        """The config update for a widget value ({} when it means "keep the preset")."""
-        if self.keep is not None and self.keep(value):
-            return {}
+        """The config update for a widget value."""
         return {self.field: self.convert(value)}
 
 
@@ -380,6 +394,9 @@ class Paper:
     sections: tuple[Section | StudySection, ...] = ()
     experiments: Mapping[str, tuple[Experiment, ...]] = field(default_factory=dict)
     knobs: tuple[Knob, ...] = ()
+    # per preset: a name a reader knows and what it reproduces ("Four points in the plane,
+    # ε = 10⁻²⁰ · Appendix A.1, Figure 6")
+    preset_titles: Mapping[str, str] = field(default_factory=dict)
     showcases: tuple[Showcase, ...] = ()
     comparisons: Mapping[str, Comparison] = field(default_factory=dict)
     builtin_sweeps: tuple[BuiltinSweep, ...] = ()
@@ -407,28 +424,32 @@ class Paper:
         """The name of `config` among this paper's presets (see `run_name`)."""
         return run_name(self.presets, config)
 
-    def knob_updates(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Config updates from the knobs' widget values (keyed by `Knob.key`)."""
+    def knob_updates(self, values: Mapping[str, Any], preset: Config) -> dict[str, Any]:
+        """Config updates of `preset` from the knobs' widget values (keyed by `Knob.key`):
+        only the values that differ from the preset's own."""
         out: dict[str, Any] = {}
         for k in self.knobs:
-            if k.key in values:
+            if k.key in values and values[k.key] != k.shown(preset):
                 out.update(k.update(values[k.key]))
         return out
 
 
 # ----------------------------------------------------------------------------- shared knobs
-EPS_OPTIONS = ("preset", "1e-20", "1e-12", "1e-8", "1e-6", "1e-4", "1e-3", "1e-2", "0.1", "1")
+EPS_OPTIONS = (1e-20, 1e-12, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
 
 
-def scale_width_gamma_knobs() -> tuple[Knob, ...]:
-    """Init scale ε, width m and leaky slope γ, each able to keep the preset's value (the
-    knobs of Min et al.'s and Boursier & Flammarion's sections)."""
+def scale_width_gamma_knobs(symbol: str = "ε") -> tuple[Knob, ...]:
+    """Init scale (named `symbol`, as the paper does), width m and leaky slope γ, each
+    starting at the preset's value (the knobs of Min et al.'s and Boursier & Flammarion's
+    sections)."""
     return (
-        Knob("eps", "init scale ε (λ)", "init.scale", "preset", options=EPS_OPTIONS,
-             help="'preset': the paper's value. Smaller: longer alignment.",
-             keep=lambda v: v == "preset"),
-        Knob("width", "width m (0: preset)", "model.width", 0, min_value=0, max_value=2000,
-             step=10, keep=lambda v: not v, convert=int),
-        Knob("gamma", "leaky slope γ (−1: preset)", "model.gamma", -1.0, min_value=-1.0,
-             max_value=1.0, step=0.05, format="%g", keep=lambda v: v < 0),
+        Knob("eps", f"init scale {symbol}", "init.scale", options=EPS_OPTIONS,
+             format="%g", help="Size of the initial weights. Smaller: a longer alignment "
+                               "phase, with norms tiny for longer."),
+        Knob("width", "width m (hidden neurons)", "model.width", min_value=1,
+             max_value=2000, step=10, convert=int, back=int,
+             help="Number of hidden neurons."),
+        Knob("gamma", "leaky slope γ", "model.gamma", min_value=0.0, max_value=1.0,
+             step=0.05, format="%g", help="σ(u) = max(u, γu): 0 is ReLU; a leaky slope lets "
+                                          "every neuron keep some gradient."),
     )

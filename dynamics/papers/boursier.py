@@ -538,11 +538,11 @@ EXPERIMENTS = {
     ),
     "three_point_unbalanced": (
         Experiment("balanced", "Balanced start instead", {"init.scheme": "balanced"},
-                   "With |a_j| = ‖w_j‖ every neuron that shrinks loses its output weight too: "
+                   "With |aⱼ| = ‖wⱼ‖ every neuron that shrinks loses its output weight too: "
                    "none can escape, and the run stalls at the least-squares loss.",
                    "boursier.trap"),
         Experiment("dominated", "Output-dominated start", {"init.scheme": "dominated"},
-                   "|a_j| > ‖w_j‖ at the start: like the balanced start, nothing can escape; "
+                   "|aⱼ| > ‖wⱼ‖ at the start: like the balanced start, nothing can escape; "
                    "the loss stays at the least-squares level.", "boursier.trap"),
     ),
 }
@@ -565,6 +565,16 @@ PAPER = Paper(
         "the least-squares direction, the OLS loss level; below, h(x) against the "
         "least-squares line."),
     presets=presets,
+    preset_titles={
+        "three_point_balanced": "Three points, balanced start · stuck at the least-squares "
+                                "fit (Section 5)",
+        "three_point_large_init": "Three points, large start λ = 1 · escapes (Section 5's "
+                                  "contrast)",
+        "three_point_leaky": "Three points, leaky ReLU γ = 0.05 · escapes (Section 5's "
+                             "contrast)",
+        "three_point_unbalanced": "Three points, unbalanced Gaussian start · Section 5's "
+                                  "contrast",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -578,7 +588,7 @@ PAPER = Paper(
                       "The network's function at a few times (light to dark) against the "
                       "least-squares line through the data (dashed): in the trap the final "
                       "h(x) lies on it.", fit_figure),),
-    knobs=scale_width_gamma_knobs(),
+    knobs=scale_width_gamma_knobs("λ"),
     showcases=(
         Showcase("three_point_balanced", "Boursier & Flammarion · the trap",
                  "Three 1-D points: early alignment lands the network on the least-squares "
@@ -596,9 +606,9 @@ PAPER = Paper(
             config("balanced", 0, _COMPARE_T_END), config("leaky", 0, _COMPARE_T_END)),
         "bf_gaussian": Comparison(
             "Balanced vs unbalanced Gaussian initialisation (three points)",
-            "The same data and ReLU. Balanced |a_j| = ‖w_j‖ is conserved, so negative neurons "
+            "The same data and ReLU. Balanced |aⱼ| = ‖wⱼ‖ is conserved, so negative neurons "
             "shrink to zero and nothing can leave the least-squares line; with independent "
-            "Gaussian a_j and w_j some neurons keep a usable norm and later escape.",
+            "Gaussian aⱼ and wⱼ some neurons keep a usable norm and later escape.",
             config("balanced", 0, _COMPARE_T_END), config("unbalanced", 0, _COMPARE_T_END)),
     },
     builtin_sweeps=(

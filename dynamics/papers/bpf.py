@@ -95,7 +95,7 @@ NUMBERS: dict[str, Published] = {
     "phenomena": Published(("initial alignment", "saddle to saddle"), _ABS),
     "min_variation_norm_4": Published(
         float(np.hypot(1.0, 0.7 / 0.8) + np.hypot(0.6 / 1.2, 0.4 / 0.9)),
-        "the preset's data, from (D4): ‖(y_k/‖x_k‖)_{I₊}‖ + ‖(y_k/‖x_k‖)_{I₋}‖", "derived"),
+        "the preset's data, from (D4): ‖(yₖ/‖xₖ‖) over I₊‖ + ‖(yₖ/‖xₖ‖) over I₋‖", "derived"),
 }
 
 ORTHO_TOL = 1e-9
@@ -997,7 +997,7 @@ def _sweep_norm_vs_scale(quick: bool) -> dict[str, Any]:
         "name": "variation-norm excess vs init scale",
         "description": "Orthogonal inputs (four points): how far the limit's Σ|a_j|‖w_j‖ is "
                        "above the minimum variation norm V*, by init scale λ — it vanishes as "
-                       "λ → 0 ([derived] like λ^{2(1 − r_part/r_g)}).",
+                       "λ → 0 ([derived] like λ^(2(1 − r_part/r_g))).",
         "base": base,
         "axes": [{"field": "init.scale", "log": [1e-10, 1e-2, 5] if quick else [1e-12, 1e-1, 12]}],
         "seeds": 2 if quick else 5,
@@ -1015,11 +1015,12 @@ EXPERIMENTS = {
                    "bpf.limit"),
         Experiment("even_rates", "Equal group strengths: label −0.6 → −0.9",
                    {"data.labels": [1.0, 0.7, -0.9, -0.4]},
-                   "Now ‖Σ y_k x_k‖ is nearly the same for both signs: the two escapes come "
+                   "Now ‖Σ yₖxₖ‖ is nearly the same for both signs: the two escapes come "
                    "together and the middle plateau at L_mid almost disappears.",
                    "bpf.saddle_to_saddle"),
         Experiment("smaller", "Start smaller: λ = 10⁻¹⁴", {"init.scale": Times(1e-4)},
-                   "Every escape moves later by ln(10⁴)/r_g — the slower group's more — so "
+                   "Every escape moves later by ln(10⁴) over its group's growth rate — the slower "
+                   "group's more — so "
                    "the saddle in the middle lasts longer; the deactivations stay where they "
                    "were.", "bpf.saddle_to_saddle"),
     ),
@@ -1027,7 +1028,7 @@ EXPERIMENTS = {
         Experiment("seed", "Other orthogonal points (seed 3)", {"seed": 3},
                    "New inputs and labels: the same three stages — neurons leave the other "
                    "sign's points, one group is fitted, then the other — in an order set by "
-                   "which group has the larger ‖Σ y_k x_k‖.", "bpf.saddle_to_saddle"),
+                   "which group has the larger ‖Σ yₖxₖ‖.", "bpf.saddle_to_saddle"),
         Experiment("not_orthogonal", "Tilt one input (not orthogonal)",
                    {"data.kind": "vectors", "data.points": [[1.0, 0.3, 0.0, 0.0],
                                                             [0.0, 0.8, 0.0, 0.0],
@@ -1053,12 +1054,17 @@ PAPER = Paper(
         "start. Orthogonality decouples the flow point by point, so everything can be "
         "predicted: each neuron first **leaves the points of the other sign** at a time the "
         "linearised flow gives (initial alignment); then the sign group with the larger "
-        "‖Σ y_k x_k‖ is fitted while the other waits — the loss **rests on a saddle** at the "
+        "‖Σ yₖxₖ‖ is fitted while the other waits — the loss **rests on a saddle** at the "
         "other group's level — and then that group is fitted (**saddle to saddle**). The flow "
         "reaches zero loss at the **minimum-variation-norm** interpolator "
         "h*(x) = σ(⟨β₊, x⟩) − σ(⟨β₋, x⟩). Overlays: β₊ and β₋ (green), the saddle (band); "
         "below, the loss with the predicted levels and escapes, and Σ|aⱼ|‖wⱼ‖ against V*."),
     presets=presets,
+    preset_titles={
+        "orthogonal_4": "Four orthogonal inputs · saddle to saddle (the setting of §1)",
+        "orthogonal_6_generated": "Six orthogonal inputs drawn in R⁸ · the same stages on "
+                                  "new data",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -1076,12 +1082,11 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("eps", "init scale λ", "init.scale", "preset",
-             options=("preset", "1e-14", "1e-10", "1e-6", "1e-3", "1e-2"),
-             help="'preset': 1e-10. Larger: earlier escapes, further from V*.",
-             keep=lambda v: v == "preset"),
-        Knob("width", "width m (0: preset)", "model.width", 0, min_value=0, max_value=2000,
-             step=10, keep=lambda v: not v, convert=int),
+        Knob("eps", "init scale λ", "init.scale", options=(1e-14, 1e-10, 1e-6, 1e-3, 1e-2),
+             format="%g", help="Size of the initial weights. Larger: earlier escapes, and "
+                               "a limit further from the minimum-variation-norm one."),
+        Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
+             step=10, convert=int, back=int, help="Number of hidden neurons."),
     ),
     showcases=(
         Showcase("orthogonal_4", "Boursier et al. 2022 · saddle to saddle",

@@ -482,7 +482,7 @@ def table1_spec(tab: Table1) -> FigureSpec:
         seeds = [s for _k in tab.k_values for s in tab.seeds]
         panels.append(Panel(
             f"d = {d}", Axis("λ", "log", tickvals=tuple(4.0 ** k for k in tab.k_values),
-                             ticktext=tuple(f"4^{k}" for k in tab.k_values)),
+                             ticktext=tuple(f"4<sup>{k}</sup>" for k in tab.k_values)),
             Axis("final max angle (°)", "log"),
             (Points(np.concatenate([4.0 ** (k + jitter) for k in tab.k_values]),
                     np.concatenate([np.asarray(tab.angles[(d, k)], float)
@@ -622,6 +622,12 @@ PAPER = Paper(
         "‖θ‖² → 2. The final angle spread scales like λ. Overlays: γ_[n] (green) and v* "
         "(black long dash), the time scale (dashed line)."),
     presets=presets,
+    preset_titles={
+        "centred_d16_lambda4^-6": "Teacher neuron, d = 16, λ = 4⁻⁶ · a run of Table 1 "
+                                  "(centred data, m = 200)",
+        "centred_d4_lambda4^-6": "Teacher neuron, d = 4, λ = 4⁻⁶ · a run of Table 1 "
+                                 "(centred data, m = 200)",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -643,10 +649,14 @@ PAPER = Paper(
     ),
     artifacts=_artifacts,
     knobs=(
-        Knob("log4_lambda", "λ = 4^k, k =", "init.scale", -6, options=tuple(range(-9, -1)),
-             help="Chistikov et al.'s init scale λ (Table 1 uses 4⁻⁴…4⁻⁸).",
-             convert=lambda k: 4.0 ** int(k)),
-        Knob("seed", "seed", "seed", 0, min_value=0, max_value=999, step=1, convert=int),
+        Knob("log4_lambda", "init scale λ = 4ᵏ: the power k", "init.scale",
+             options=tuple(range(-9, -1)),
+             help="Chistikov et al.'s init scale λ, as a power of 4 (Table 1 uses 4⁻⁴ … 4⁻⁸); "
+                  "smaller λ: a longer alignment phase and a tighter final bundle.",
+             convert=lambda k: 4.0 ** int(k), back=lambda s: round(math.log(s, 4))),
+        Knob("seed", "seed", "seed", min_value=0, max_value=999, step=1, convert=int, back=int,
+             help="Draws the data, the teacher and the initial weights (Table 1 takes the "
+                  "median over 5 seeds)."),
     ),
     showcases=(
         Showcase("centred_d4_lambda4^-6", "Chistikov et al. · teacher neuron",

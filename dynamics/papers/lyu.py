@@ -498,7 +498,7 @@ def early_claim(traj: Trajectory, angle_tol: float = 5.0) -> Claim:
         "early classifier is linear, not yet the max-margin one.",
         justification="(D2) is exact for the h = 0 flow on symmetric data; the neglected "
         "nonlinearity delays the end by ≤ z/(4ρ) and turns neurons by ≤ z rad (the docstring "
-        "derives both); the angle to ±μ̂ itself shrinks like e^{−ρt}·‖w_k⊥(0)‖ — a start too "
+        "derives both); the angle to ±μ̂ itself shrinks like e^(−ρt)·‖wₖ⊥(0)‖ — a start too "
         "large for it to fall under 5° before the loss moves has no early linear phase",
         integrator=run_label(traj.config)), fails)
 
@@ -752,11 +752,11 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         out.phases.append(Phase("early phase", 0.0, t_m, "detected",
                                 f"mean y_i f(x_i) below {tol.get('early_fit', 0.1):g} "
                                 f"(predicted end {fmt(t_p)}, (D2))",
-                                "neurons turn to ±μ, classifier linear"))
+                                "neurons line up, the net acts linear"))
         t_esc = phases.saddle_escape(traj) or t_m
         out.phases.append(Phase("late phase", max(t_m, t_esc), float(traj.t[-1]), "detected",
                                 "the loss falls; the normalised margin rises to q*",
-                                "margin grows slowly, neurons turn to w*"))
+                                "margin grows, neurons turn to the widest-margin line"))
     why = mm.failure()
     out.notes.append(f"max-margin linear classifier: γ* = {mm.gamma_star:.4g}, q* = "
                      f"{mm.q_star:.4g} ({mm.solution.note()})" if why is None else
@@ -862,6 +862,12 @@ PAPER = Paper(
         "symmetry this can fail (the paper's warning). Overlays: μ (grey) and w* (green); "
         "below, q(θ(t)) against q* and the angle of the linear part to μ and w*."),
     presets=presets,
+    preset_titles={
+        "symmetric_2d": "Three points and their mirror images in the plane · early linear, "
+                        "late max margin (§1)",
+        "symmetric_3d_generated": "Five points drawn in R³ and their mirror images · the "
+                                  "same on new data",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -876,12 +882,12 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("gamma", "leaky slope α", "model.gamma", 0.2, min_value=0.0, max_value=1.0,
-             step=0.05, format="%g", help="The theorem needs 0 < α < 1; q* = (1 + α)γ*/4."),
-        Knob("std", "init std σ", "init.scale", "preset",
-             options=("preset", "1e-6", "1e-4", "1e-3", "1e-2"),
-             help="'preset': 1e-4. Larger: a shorter, blurrier early phase.",
-             keep=lambda v: v == "preset"),
+        Knob("gamma", "leaky slope α", "model.gamma", min_value=0.0, max_value=1.0,
+             step=0.05, format="%g", help="σ(u) = max(u, αu). The theorem needs 0 < α < 1; "
+                                          "the best margin is q* = (1 + α)γ*/4."),
+        Knob("std", "init std σ", "init.scale", options=(1e-6, 1e-4, 1e-3, 1e-2), format="%g",
+             help="Spread of the Gaussian initial weights. Larger: a shorter, blurrier "
+                  "early phase."),
     ),
     showcases=(
         Showcase("symmetric_2d", "Lyu et al. 2021 · max margin",

@@ -403,8 +403,10 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     if not traj.classification:
         return out
     xp, xm = theory.min_signals(traj.X, traj.y)
-    out.directions += [Direction("x₊", xp, "signal", "Min et al.: Σ_{y_i=+1} x_i"),
-                       Direction("x₋", xm, "signal", "Min et al.: Σ_{y_i=−1} x_i")]
+    out.directions += [Direction("x₊", xp, "signal",
+                                 "Min et al.: the sum of the points labelled +1"),
+                       Direction("x₋", xm, "signal",
+                                 "Min et al.: the sum of the points labelled −1")]
     fails = assumption_failures(traj)
     if fails:
         out.notes.append("Min et al.'s T bound and cone time are not drawn: "
@@ -489,15 +491,15 @@ EXPERIMENTS = {
         Experiment("eps_up", "Start a million times larger (ε × 10⁶)", {"init.scale": Times(1e6)},
                    "The neurons turn to the same two rays just as fast — the turning does not "
                    "depend on ε — but they start bigger, so the norms grow and the loss falls "
-                   "earlier. T shrinks by ln(10⁶)/(4 n X_max).", "min.time"),
+                   "earlier. T shrinks by ln(10⁶)/(4n·Xₘₐₓ).", "min.time"),
         Experiment("leaky", "Leaky ReLU γ = 0.2", {"model.gamma": 0.2},
                    "The theorem is for ReLU: the dashed T line disappears and the claim "
                    "becomes an illustration. Neurons that see no point keep a small gradient, "
                    "so none stays frozen where it started.", "min.time"),
         Experiment("gaussian", "Unbalanced Gaussian start", {"init.scheme": "gaussian"},
-                   "a_j and w_j start independent, not |a_j| = ‖w_j‖ (eq. 3): the theorem no "
+                   "aⱼ and wⱼ start independent, not |aⱼ| = ‖wⱼ‖ (eq. 3): the theorem no "
                    "longer covers the run, yet most neurons still reach their cones; a few "
-                   "with a_j ≈ 0 may change sign and go the other way.", "min.cones"),
+                   "with aⱼ ≈ 0 may change sign and go the other way.", "min.cones"),
     ),
     "toy_2d_alpha1e-6": (
         Experiment("eps_tiny", "Back to ε = 10⁻²⁰", {"init.scale": 1e-20},
@@ -513,7 +515,7 @@ EXPERIMENTS = {
                    "No alignment phase: the loss falls at once and the positive neurons never "
                    "gather at x₊ before it does — the alignment claim fails on this run.",
                    "min.digits.alignment"),
-        Experiment("freeze", "Freeze the output layer (a_j = ±1)", _FREEZE,
+        Experiment("freeze", "Freeze the output layer (aⱼ = ±1)", _FREEZE,
                    "Appendix A.5: with only W trained the norms grow while the directions "
                    "turn — no separate alignment phase.", "min.first_layer_only"),
         Experiment("three_eight", "Other digits: 3 against 8", {"data.classes": [3, 8]},
@@ -541,12 +543,21 @@ PAPER = Paper(
     short="Min et al.",
     text=(
         "Binary classification, exponential or logistic loss summed over the data, both layers "
-        "trained from a balanced start of scale ε. For a time T ≈ log(1/(√h ε))/(4 n X_max) "
-        "the norms stay O(ε) while every neuron turns: those with aⱼ > 0 toward the cone S₊ "
-        "of the class sum **x₊** = Σ_{yᵢ=+1} xᵢ, those with aⱼ < 0 toward **x₋**. Then the "
+        "trained from a balanced start of scale ε. For a time T ≈ ln(1/(√m ε))/(4n·Xₘₐₓ) "
+        "(m neurons, n points, Xₘₐₓ the largest ‖xᵢ‖) the norms stay O(ε) while every "
+        "neuron turns: those with output weight aⱼ > 0 toward the cone S₊ of the class sum "
+        "**x₊** (the sum of the points labelled +1), those with aⱼ < 0 toward **x₋**. Then the "
         "loss falls, and the final first layer is low-rank (stable rank ≤ 2). Overlays: x₊ "
         "and x₋ (grey dash-dot), extremal vectors, and T (dashed line)."),
     presets=presets,
+    preset_titles={
+        "toy_2d": "Four points in the plane, ε = 10⁻²⁰ · the toy example (Appendix A.1, Figure 6)",
+        "toy_2d_alpha1e-6": "Four points in the plane, ε = 10⁻⁶ · the toy example at the "
+                            "experiments' α (Appendix A.1)",
+        "digits_0v1": "Digits 0 vs 1 · Figure 5 (MNIST there; scikit-learn's 8×8 digits here)",
+        "digits_first_layer_only": "Digits 0 vs 1, output layer frozen · no two phases "
+                                   "(Appendix A.5)",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -572,7 +583,7 @@ PAPER = Paper(
         "output_layer": Comparison(
             "Trained vs fixed output layer (Min et al. A.5)",
             "Both layers trained: directions change while norms stay flat, then norms grow. "
-            "Only W trained, a_j = ±1/√m fixed: no two-phase picture (Min et al., Appendix "
+            "Only W trained, aⱼ = ±1/√m fixed: no two-phase picture (Min et al., Appendix "
             "A.5).",
             toy_config(1e-6),
             toy_config(1e-6, **{"model.train_output": False, "init.scheme": "fixed_output",

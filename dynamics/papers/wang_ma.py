@@ -868,8 +868,9 @@ PAPER = Paper(
         "**The paper's phase-time formulas are not available to us** (only the reviewers' "
         "description): this section shows the phases *detected* in the run, each by the rule "
         "below, and one *derived* prediction — a negative neuron sliding along x₊'s kink "
-        "(active on x₋) is held there while p·e^{−h(x₊)} > cos δ·e^{h(x₋)} (the Filippov "
-        "condition), so Phase IV starts when h(x₊) + h(x₋) reaches ln(p/cos δ) (dashed).\n\n"
+        "(active on x₋) is held there while "
+        "$p\\,e^{-h(x_+)} > \\cos\\delta\\; e^{h(x_-)}$ (the Filippov condition), "
+        "so Phase IV starts when h(x₊) + h(x₋) reaches ln(p/cos δ) (dashed).\n\n"
         + _RULES_MD + "\n\nA neuron is active on a signal when it is on the positive side of "
         "its kink; a neuron on the kink (|cos| ≤ 0.005, or the step's chatter) counts as "
         "active only when the flow carries it to the positive side."),
@@ -877,6 +878,10 @@ PAPER = Paper(
           "predicted from h(x₊) + h(x₋) = ln(p/cos δ) [derived, not the paper's formula]. "
           "GD with a coarse step (η = 5e-3) reaches III and IV early: not the flow."),
     presets=presets,
+    preset_titles={
+        "four_phases": "Two signals, gradient flow · the four phases (Sections 3–4)",
+        "four_phases_gd": "Two signals, gradient descent with a coarse step · not the flow",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -886,10 +891,13 @@ PAPER = Paper(
     summaries=SUMMARIES,
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("angle", "angle between x₊ and x₋ (°)", "data.angle_deg", 17.19, min_value=1.0,
-             max_value=89.0, step=1.0, format="%g"),
-        Knob("std", "first-layer init std", "init.scale", "1e-3",
-             options=("1e-5", "1e-4", "1e-3", "1e-2")),
+        Knob("angle", "angle δ between x₊ and x₋ (°)", "data.angle_deg", min_value=1.0,
+             max_value=89.0, step=1.0, format="%g",
+             help="A small angle keeps the two signals hard to tell apart: the four phases "
+                  "need it."),
+        Knob("std", "first-layer init std", "init.scale", options=(1e-5, 1e-4, 1e-3, 1e-2),
+             format="%g", help="Spread of the Gaussian first-layer weights (the output "
+                               "layer is frozen at ±1/√m)."),
     ),
     showcases=(
         Showcase("four_phases", "Wang & Ma · four phases",

@@ -57,11 +57,16 @@ def _cache_dir() -> str:
 
 
 # ============================================================================ clusters
-def _dashboard_address() -> str | None:
-    """Where the LocalCluster's Dask dashboard listens (`EAE_DASK_DASHBOARD`): off (None) by
-    default, or 127.0.0.1 on a free port ("loopback"); never every interface (the dashboard
-    shows worker addresses, memory and tasks to anyone who reaches it)."""
-    return "127.0.0.1:0" if get_settings().dask_dashboard == "loopback" else None
+def _dashboard_kwargs() -> dict[str, Any]:
+    """The LocalCluster's Dask dashboard (`EAE_DASK_DASHBOARD`): off by default, or on
+    127.0.0.1 at a free port ("loopback"); never every interface (the dashboard shows worker
+    addresses, memory and tasks to anyone who reaches it). Off, the scheduler still serves
+    its small HTTP routes (health, metrics): on a free loopback port too — left to Dask, they
+    would try port 8787 and log "Port 8787 is already in use" whenever another cluster (a
+    second server, a test) holds it."""
+    on = get_settings().dask_dashboard == "loopback"
+    return {"dashboard_address": "127.0.0.1:0",
+            "scheduler_kwargs": {"dashboard": on, "dashboard_address": "127.0.0.1:0"}}
 
 
 class Clusters:
@@ -96,8 +101,7 @@ class Clusters:
                 self._close_local()
             pp = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=_dashboard_address(),
-                                   silence_logs=logging.ERROR,
+                                   **_dashboard_kwargs(), silence_logs=logging.ERROR,
                                    env={"EAE_CACHE_DIR": cache_dir, "PYTHONPATH": pp})
             client = Client(cluster, set_as_default=False)
             self._local.update(cluster=cluster, client=client, cache_dir=cache_dir,

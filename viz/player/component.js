@@ -2,7 +2,10 @@
  *
  * Protocol (Streamlit's component API v1, by postMessage): announce "componentReady", receive
  * "render" with args {src | payload, fig_key, plotly_src, presenter, config, family, edit,
- * stale, design_height}, send "setFrameHeight" and "setComponentValue" (a scrub's release, a data edit).
+ * stale, design_height, autoplay}, send "setFrameHeight" and "setComponentValue" (a scrub's
+ * release, a data edit). `autoplay`: play the figure once when it is drawn (the page asks on
+ * its first figure of a session; never twice in a frame, never when the browser asks for
+ * reduced motion).
  * Plotly.js is loaded once per frame from args.plotly_src (the smallest bundle that draws the
  * figure, viz/plotlyjs.py); a figure that needs a bigger bundle loads it and is drawn afresh.
  * Payloads are fetched from the server's figure route (or come inline), decoded once and kept
@@ -19,6 +22,7 @@
   const BUNDLES = ["basic", "cartesian", "full"];  // each draws everything the ones before do
   let lastArgs = null;
   let lastHeight = -1;
+  let autoplay = null;       // the figure key to play once drawn ("played": done)
 
   function send(type, data) {
     window.parent.postMessage(Object.assign({ isStreamlitMessage: true, type: type }, data), "*");
@@ -113,6 +117,7 @@
     player.setStale(!!args.stale);
     player.setEditPost(args.edit || null);
     const key = args.fig_key;
+    if (args.autoplay && autoplay === null && !args.stale) autoplay = key;
     // the page's last renders, newest last (tests read what the page asked to be shown)
     player.renders = (player.renders || []).concat([{ key: key, stale: !!args.stale }]).slice(-20);
     const source = args.src ? fetchRun(args.src)
@@ -139,6 +144,11 @@
         player.syncFamily(fam.current);  // the page moved the control: one value, one state
       }
       watchWidget(fam);
+      if (autoplay !== null && autoplay !== "played" && player.runKey === autoplay) {
+        autoplay = "played";
+        const still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+        if (!still && !player.playing) player.play();
+      }
       onHeight(root.getBoundingClientRect().height);
     }).catch(function (e) {
       player.error = String(e);

@@ -134,17 +134,26 @@
     /** The layout for the player's width: the figure's, with the first narrow variant whose
      * width the player is below merged in (nested objects merged). */
     function layoutFor(run) {
+      const lay = baseLayout(run);
+      const h = plotHeight();
+      if (h != null) {
+        lay.height = h;
+        lay.autosize = true;
+      }
+      P.tickWidth = root.clientWidth || window.innerWidth;
+      const ticks = EAE.fitTicks(lay, lay.height, P.tickWidth);  // the tick labels that fit
+      for (const name of Object.keys(ticks)) lay[name] = Object.assign({}, lay[name], ticks[name]);
+      return lay;
+    }
+
+    /** The figure's layout for the player's width (its narrow variant), before its height. */
+    function baseLayout(run) {
       let lay = Object.assign({}, figOf(run).layout);
       const width = root.clientWidth || window.innerWidth;
       const v = (run.narrow || []).slice().sort((a, b) => a.below_px - b.below_px)
         .find((n) => width < n.below_px);
       P.narrow = v ? v.below_px : 0;
       if (v) lay = merged(lay, v.layout);
-      const h = plotHeight();
-      if (h != null) {
-        lay.height = h;
-        lay.autosize = true;
-      }
       return lay;
     }
 
@@ -488,8 +497,16 @@
         return;
       }
       const h = plotHeight();
-      if (h != null && Math.abs((plot.layout || {}).height - h) > 1) {
-        Plotly.relayout(plot, { height: h });
+      const tall = h != null && Math.abs((plot.layout || {}).height - h) > 1;
+      if (tall || Math.abs(width - (P.tickWidth || 0)) > 1) {  // the tick labels that fit
+        const upd = tall ? { height: h } : {};
+        const base = baseLayout(P.run);
+        const ticks = EAE.fitTicks(base, tall ? h : (plot.layout || {}).height || base.height, width);
+        P.tickWidth = width;
+        for (const name of Object.keys(ticks)) {
+          for (const key of Object.keys(ticks[name])) upd[name + "." + key] = ticks[name][key];
+        }
+        if (Object.keys(upd).length && plot._fullLayout) Plotly.relayout(plot, upd);
       }
       setFrameHeight();
     }

@@ -369,6 +369,149 @@
     }
   }
 
+  /* ------------------------------------------------------------------ tick labels that fit */
+  const TICK_GAP_EM = { log: 1.6, linear: 1.35 };  // labels' centres this many font sizes apart
+  const NICE = [1, 2, 2.5, 5, 10];
+
+  /** 10^e as Plotly's "power" format writes it (1, 10, 10⁻⁴ with a true minus). */
+  function powerText(e) {
+    if (e === 0) return "1";
+    if (e === 1) return "10";
+    return "10<sup>" + (e < 0 ? "\u2212" + (-e) : String(e)) + "</sup>";
+  }
+
+  function niceStep(raw) {
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const f of NICE) if (f * p >= raw * (1 - 1e-9)) return f * p;
+    return 10 * p;
+  }
+
+  /** The y axes' tick labels for a layout drawn `height` px tall (the page sizes a presenter
+   * figure to the window): on every y axis with a numeric range whose labels the figure does
+   * not name itself (no ticktext, not a square panel), labels at least TICK_GAP_EM font sizes
+   * apart — whole decades on a log axis, a nice multiple of its step on a linear one — and
+   * none sticking out of its panel into the room of the panel next to it (half the gap
+   * between them each). Returns the axes' updates, {"yaxis2": {tickmode, tickvals}, ...}. */
+  function fitTicks(lay, height, width) {
+    const m = lay.margin || {};
+    const plotH = (height || lay.height || 450) - (m.t || 0) - (m.b || 0);
+    if (!(plotH > 0)) return {};
+    const font0 = (lay.font && lay.font.size) || 12;
+    const names = Object.keys(lay).filter((k) => /^yaxis\d*$/.test(k) && lay[k] && lay[k].domain);
+    const colOf = (ax) => {
+      const xa = lay["xaxis" + String(ax.anchor || "x").slice(1)];
+      return (xa && xa.domain) || [0, 1];
+    };
+    const out = {};
+    for (const name of names) {
+      const ax = lay[name];
+      const r = ax.range;
+      if (!r || r.length !== 2 || !isFinite(r[0]) || !isFinite(r[1]) || r[1] <= r[0]) continue;
+      if (ax.showticklabels === false || ax.scaleanchor || ax.ticktext || ax.visible === false) continue;
+      if (ax.type && ax.type !== "log" && ax.type !== "linear" && ax.type !== "-") continue;
+      const font = (ax.tickfont && ax.tickfont.size) || font0;
+      const len = (ax.domain[1] - ax.domain[0]) * plotH;
+      if (!(len > 0)) continue;
+      const log = ax.type === "log";
+      const half = (log ? 0.68 : 0.55) * font;  // a label's half height (a power's exponent)
+      // room beyond each end of the panel: half the gap to a panel above / below in its column
+      const col = colOf(ax);
+      let above = Infinity, below = Infinity;
+      for (const other of names) {
+        if (other === name) continue;
+        const o = lay[other], oc = colOf(o);
+        if (Math.min(col[1], oc[1]) - Math.max(col[0], oc[0]) <= 0) continue;
+        if (o.domain[0] >= ax.domain[1] - 1e-9) above = Math.min(above, (o.domain[0] - ax.domain[1]) * plotH / 2);
+        else if (o.domain[1] <= ax.domain[0] + 1e-9) below = Math.min(below, (ax.domain[0] - o.domain[1]) * plotH / 2);
+      }
+      const perUnit = len / (r[1] - r[0]);
+      const minStep = TICK_GAP_EM[log ? "log" : "linear"] * font / perUnit;  // axis units
+      let step;
+      if (log) step = Math.max(typeof ax.dtick === "number" ? ax.dtick : 1, Math.ceil(minStep - 1e-9));
+      else {
+        const base = typeof ax.dtick === "number" ? ax.dtick : niceStep((r[1] - r[0]) / 6);
+        step = base;
+        for (const f of [1, 2, 4, 5, 10, 20, 50, 100]) { step = base * f; if (step >= minStep) break; }
+      }
+      // nothing beyond a panel's end without a panel there (the strip, a panel's title or
+      // the x axis' labels take that room), nor into a gap holding the panel's title
+      const titled = (lay.annotations || []).some((a) => a.yref === "paper" && a.xref === "paper"
+        && Math.abs(a.y - ax.domain[1]) < 1e-6 && a.x >= col[0] - 1e-6 && a.x <= col[1] + 1e-6);
+      const fits = (v) => {
+        const p = (v - r[0]) * perUnit;  // px from the panel's bottom
+        const up = isFinite(above) && !titled ? Math.max(0, above - 1) : 0;
+        const down = isFinite(below) ? Math.max(0, below - 1) : half;
+        return p + half <= len + up + 1e-6 && p - half >= -down - 1e-6;
+      };
+      const at = (k0) => {
+        const vals = [];
+        for (let v = k0; v <= r[1] + 1e-9 * step; v += step) if (fits(v)) vals.push(v);
+        return vals;
+      };
+      let vals = at(Math.ceil(r[0] / step - 1e-9) * step);  // multiples of the step
+      if (log) {  // whole decades: the offset that keeps the most labels (round ones on a tie)
+        for (let off = 1; off < step; off++) {
+          const alt = at(Math.ceil((r[0] - off) / step - 1e-9) * step + off);
+          if (alt.length > vals.length) vals = alt;
+        }
+      }
+      if (log) {  // Plotly writes listed values on a log axis as 1×10⁻⁴: powers of ten here
+        const k = vals.map((v) => Math.round(v));
+        out[name] = { tickmode: "array", tickvals: k.map((e) => Math.pow(10, e)),
+                      ticktext: k.map(powerText) };
+      } else {
+        out[name] = { tickmode: "array",
+                      tickvals: vals.map((v) => +(Math.round(v / step) * step).toPrecision(12)) };
+      }
+    }
+    Object.assign(out, fitTimeTicks(lay, width, font0));
+    return out;
+  }
+
+  /** A log x axis' labels (whole decades, its step) on a figure `width` px wide: none
+   * reaching left of its panel where the panel's y axis has labels (the corner they share)
+   * or beyond the figure's right edge, and none touching the next. */
+  function fitTimeTicks(lay, width, font0) {
+    const m = lay.margin || {};
+    const plotW = (width || lay.width || 0) - (m.l || 0) - (m.r || 0);
+    const out = {};
+    if (!(plotW > 0)) return out;
+    for (const name of Object.keys(lay).filter((k) => /^xaxis\d*$/.test(k))) {
+      const ax = lay[name];
+      const r = ax && ax.range;
+      if (!ax || !ax.domain || ax.type !== "log" || typeof ax.dtick !== "number") continue;
+      if (ax.showticklabels === false || ax.ticktext || ax.visible === false) continue;
+      if (!r || r.length !== 2 || !isFinite(r[0]) || !isFinite(r[1]) || r[1] <= r[0]) continue;
+      const font = (ax.tickfont && ax.tickfont.size) || font0;
+      const len = (ax.domain[1] - ax.domain[0]) * plotW;
+      const perUnit = len / (r[1] - r[0]);
+      const ya = lay["yaxis" + String(ax.anchor || "y").slice(1)] || {};
+      const corner = ya.showticklabels !== false && !ya.scaleanchor;
+      const right = (1 - ax.domain[1]) * plotW + (m.r || 0);  // room right of the axis
+      const wide = (e) => font * (e === 0 ? 0.7 : e === 1 ? 1.3 : 1.3 + 0.5 * String(e).length);
+      let step = Math.max(1, ax.dtick);
+      let ks = [];
+      for (; step <= Math.max(1, Math.ceil(r[1] - r[0])); step++) {
+        ks = [];
+        for (let k = Math.ceil(r[0] / step - 1e-9) * step; k <= r[1] + 1e-9; k += step) {
+          const p = (k - r[0]) * perUnit, w = wide(k) / 2;
+          if (corner && p - w < 0) continue;
+          if (p + w > len + right) continue;
+          ks.push(k);
+        }
+        let clear = true;
+        for (let i = 1; i < ks.length; i++) {
+          if ((ks[i] - ks[i - 1]) * perUnit < wide(ks[i]) / 2 + wide(ks[i - 1]) / 2 + 0.4 * font) clear = false;
+        }
+        if (clear) break;
+      }
+      out[name] = { tickmode: "array", tickvals: ks.map((e) => Math.pow(10, e)),
+                    ticktext: ks.map(powerText) };
+    }
+    return out;
+  }
+
+  EAE.fitTicks = fitTicks;
   EAE.decode = decode;
   EAE.compose = compose;
   EAE.paint = paint;
