@@ -137,7 +137,10 @@ def frame_times(config: Config, count: int | None = None) -> np.ndarray:
 def plane_for(config: Config, ds: Dataset,
               choice: str | None = None) -> tuple[np.ndarray, tuple[str, str]]:
     """Orthonormal (2, d) basis of the plane neurons are drawn in, and its axis names
-    (``choice`` defaults to config.record.plane)."""
+    (``choice`` defaults to config.record.plane). Always finite: a zero first direction is
+    replaced by the first axis, a second one parallel to it (or zero) by the coordinate axis
+    least aligned with the first, made orthogonal to it; with d = 1 there is no second
+    direction and the second row is 0 (the plane is the line)."""
     d = ds.d
     choice = config.record.plane if choice is None else choice
     if choice == "auto":
@@ -167,13 +170,23 @@ def plane_for(config: Config, ds: Dataset,
         u = vt[0]
         v = vt[1] if vt.shape[0] > 1 else np.eye(d)[1 % d]
         names = ("PC1", "PC2")
-    e1 = u / np.linalg.norm(u)
-    v = v - (v @ e1) * e1
-    if np.linalg.norm(v) < 1e-12:  # degenerate: any vector orthogonal to e1
-        v = np.eye(d)[int(np.argmin(np.abs(e1)))]
-        v = v - (v @ e1) * e1
-    e2 = v / np.linalg.norm(v)
-    return np.vstack([e1, e2]), names
+    return _orthonormal_pair(np.asarray(u, float), np.asarray(v, float)), names
+
+
+def _orthonormal_pair(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(2, d): e₁ = u/‖u‖ (the first axis if u = 0) and e₂ the unit part of v orthogonal to
+    e₁; when that part vanishes (v ∥ u or v = 0) the coordinate axis least aligned with e₁
+    instead (its orthogonal part has norm ≥ √(1 − 1/d) > 0 for d ≥ 2); for d = 1, e₂ = 0."""
+    d = u.shape[0]
+    nu = np.linalg.norm(u)
+    e1 = u / nu if nu > 0 else np.eye(d)[0]
+    if d == 1:
+        return np.vstack([e1, np.zeros(1)])
+    r = v - (v @ e1) * e1
+    if np.linalg.norm(r) <= 1e-12 * max(1.0, float(np.linalg.norm(v))):
+        r = np.eye(d)[int(np.argmin(np.abs(e1)))]
+        r = r - (r @ e1) * e1
+    return np.vstack([e1, r / np.linalg.norm(r)])
 
 
 class _FrameTable:

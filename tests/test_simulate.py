@@ -521,3 +521,33 @@ def test_achieved_accuracy_is_reported_and_agrees_with_the_weights() -> None:
     assert strict.meta["accuracy"]["within_tolerance"] is False
     assert ("Achieved accuracy" in strict.message and "Achieved accuracy" not in tr.message) \
         or not acc["within_tolerance"]
+
+
+def test_the_plane_is_finite_for_one_dimensional_and_degenerate_data():
+    """The drawing plane is always an orthonormal pair, or (d = 1) the line and a zero row:
+    1-D inputs gave a NaN second axis (0/0, a RuntimeWarning) before; a second direction
+    parallel to the first (x₋ = −2x₊ with the signals plane) and a zero first direction (no
+    positive point) fall back to coordinate axes."""
+    import warnings
+
+    from dynamics.simulate import plane_for
+
+    line = SMALL.with_updates({"data": {"kind": "vectors", "points": [[1.0], [-0.5], [2.0]],
+                                        "labels": [1.0, -1.0, 1.0]}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no invalid division
+        tr = simulate(line)
+    assert tr.plane.shape == (2, 1) and abs(tr.plane[0, 0]) == 1.0 and tr.plane[1, 0] == 0.0
+    assert np.isfinite(tr.proj).all() and np.isfinite(tr.W).all()
+    for kind in ("auto", "pca", "axes", "signals"):
+        P, _ = plane_for(line, build_dataset(line), kind)
+        assert np.isfinite(P).all() and np.linalg.norm(P[0]) == pytest.approx(1.0), kind
+    flat = SMALL.with_updates({"data": {"kind": "vectors", "points": [[1.0, 0.0, 0.0],
+                                                                     [-2.0, 0.0, 0.0]],
+                                        "labels": [1.0, -1.0]}})
+    one_sign = flat.with_updates({"data.labels": [-1.0, -1.0]})
+    for cfg in (flat, one_sign):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            P, _ = plane_for(cfg, build_dataset(cfg), "signals")
+        assert P @ P.T == pytest.approx(np.eye(2), abs=1e-15)
