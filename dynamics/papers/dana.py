@@ -650,6 +650,12 @@ PAPER = Paper(
         "proportional to ln(1/λ): a saddle-to-saddle jump process. Below: each neuron's "
         "‖θⱼ‖ with its exit, and the success probability against the width."),
     presets=presets,
+    preset_titles={
+        "incremental": "Orthogonal points from a tiny start · one neuron after another "
+                       "(the 2026 follow-up)",
+        "coverage": "Orthogonal points, a start of size 1 (p = 6 neurons for n = 8) · does the "
+                    "start cover every point?",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -676,10 +682,12 @@ PAPER = Paper(
     artifacts=_artifacts,
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("width", "width p (0: preset)", "model.width", 0, min_value=0, max_value=64,
-             step=1, keep=lambda v: not v, convert=int),
-        Knob("seed", "seed (−1: preset)", "seed", -1, min_value=-1, max_value=10_000, step=1,
-             keep=lambda v: v < 0, convert=int),
+        Knob("width", "width p (hidden neurons)", "model.width", min_value=1, max_value=64,
+             step=1, convert=int, back=int,
+             help="Number of hidden neurons (the paper calls it p): a few more than the "
+                  "points to fit."),
+        Knob("seed", "seed", "seed", min_value=0, max_value=10_000, step=1, convert=int,
+             back=int, help="Draws the data and the initial weights."),
     ),
     showcases=(
         Showcase("incremental", "Dana et al. 2025 · one neuron at a time",

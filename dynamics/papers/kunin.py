@@ -492,6 +492,14 @@ PAPER = Paper(
         "neuron on whitened data is solved exactly (a Riccati equation). Below: the kernel "
         "distance and the activation change; the exact single neuron."),
     presets=presets,
+    preset_titles={
+        "upstream": "Teacher of 3 neurons, first layer started larger (δ = 1) · rich quick "
+                    "(Fig. 1a)",
+        "balanced": "Teacher of 3 neurons, balanced start (δ = 0) · Fig. 1a",
+        "downstream": "Teacher of 3 neurons, second layer started larger (δ = −1) · lazy "
+                      "(Fig. 1a)",
+        "single_neuron": "One neuron, solved exactly (δ = 0.5) · the paper's exact solution",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -508,13 +516,12 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("delta", "imbalance δ", "init.imbalance", "preset",
-             options=("preset", "-1", "-0.5", "0", "0.5", "1"),
-             help="'preset': the preset's δ. δ > 0 upstream, δ < 0 downstream.",
-             keep=lambda v: v == "preset"),
-        Knob("tau", "overall scale τ", "init.scale", "preset",
-             options=("preset", "0.03", "0.1", "0.3", "1", "2"),
-             help="Small τ: rich; large τ: lazy.", keep=lambda v: v == "preset"),
+        Knob("delta", "imbalance δ", "init.imbalance", options=(-1.0, -0.5, 0.0, 0.5, 1.0),
+             format="%g", help="How much larger the first layer starts than the second: "
+                               "δ > 0 upstream, δ < 0 downstream, 0 balanced."),
+        Knob("tau", "overall scale τ", "init.scale", options=(0.03, 0.1, 0.3, 1.0, 2.0),
+             format="%g", help="Size of the start. Small τ: rich (features learnt); large "
+                               "τ: lazy."),
     ),
     showcases=(
         Showcase("upstream", "Kunin et al. 2024 · upstream gets rich quick",

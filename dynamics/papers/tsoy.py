@@ -376,6 +376,10 @@ PAPER = Paper(
         "where the trained network keeps them. Below: each neuron's final angle against its "
         "share of ‖θ‖² (the authors' Fig. 2 view)."),
     presets=presets,
+    preset_titles={
+        "xor": "XOR: four blobs, not linearly separable · Fig. 2 at α = 90°",
+        "skew_60": "Skewed XOR, α = 60° · Fig. 2 at α = π/3",
+    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -390,12 +394,11 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("alpha", "skew angle α (°)", "data.angle_deg", "preset",
-             options=("preset", "30", "45", "60", "75", "90"),
-             help="90: XOR. Smaller: the positive blobs move towards the negative ones.",
-             keep=lambda v: v == "preset"),
-        Knob("width", "width m (0: preset)", "model.width", 0, min_value=0, max_value=2000,
-             step=16, keep=lambda v: not v, convert=int),
+        Knob("alpha", "skew angle α (°)", "data.angle_deg", options=(30.0, 45.0, 60.0, 75.0,
+                                                                   90.0), format="%g",
+             help="90: XOR. Smaller: the positive blobs move towards the negative ones."),
+        Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
+             step=16, convert=int, back=int, help="Number of hidden neurons."),
     ),
     showcases=(
         Showcase("xor", "Tsoy & Konstantinov 2024 · XOR's features",
