@@ -676,11 +676,16 @@ PAPER = Paper(
     artifacts=_artifacts,
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("width", "width p (0: preset)", "model.width", 0, min_value=0, max_value=64,
-             step=1, keep=lambda v: not v, convert=int),
-        Knob("seed", "seed (−1: preset)", "seed", -1, min_value=-1, max_value=10_000, step=1,
-             keep=lambda v: v < 0, convert=int),
+        Knob("width", "width p (hidden neurons)", "model.width", min_value=1, max_value=64,
+             step=1, convert=int, back=int,
+             help="Hidden neurons; of order log n suffice when they cover the data."),
+        Knob("seed", "seed", "seed", min_value=0, max_value=10_000, step=1, convert=int,
+             back=int, help="Another draw of the data and the start."),
     ),
+    preset_titles={
+        "incremental": "Orthogonal data, tiny start · one neuron switches on at a time",
+        "coverage": "Orthogonal data, few neurons · coverage decides interpolation",
+    },
     showcases=(
         Showcase("incremental", "Dana et al. 2025 · one neuron at a time",
                  "Orthogonal data from a tiny start: neurons switch on one after another, the "

@@ -508,14 +508,17 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("delta", "imbalance δ", "init.imbalance", "preset",
-             options=("preset", "-1", "-0.5", "0", "0.5", "1"),
-             help="'preset': the preset's δ. δ > 0 upstream, δ < 0 downstream.",
-             keep=lambda v: v == "preset"),
-        Knob("tau", "overall scale τ", "init.scale", "preset",
-             options=("preset", "0.03", "0.1", "0.3", "1", "2"),
-             help="Small τ: rich; large τ: lazy.", keep=lambda v: v == "preset"),
+        Knob("delta", "imbalance δ", "init.imbalance", options=(-1.0, -0.5, 0.0, 0.5, 1.0),
+             format="%g", help="δ > 0 upstream, δ < 0 downstream."),
+        Knob("tau", "overall scale τ", "init.scale", options=(0.03, 0.1, 0.3, 1.0, 2.0),
+             format="%g", help="Small τ: rich; large τ: lazy."),
     ),
+    preset_titles={
+        "upstream": "Upstream start δ = 1 · rich learning sooner (Fig. 1)",
+        "balanced": "Balanced start δ = 0 · the reference case (Fig. 1)",
+        "downstream": "Downstream start δ = −1 · lazy, the kernel barely moves (Fig. 1)",
+        "single_neuron": "One neuron · the exact solution of the conserved flow",
+    },
     showcases=(
         Showcase("upstream", "Kunin et al. 2024 · upstream gets rich quick",
                  "A small start whose first layer moves fast: the neurons turn to the "

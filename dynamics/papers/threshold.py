@@ -391,11 +391,15 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("n", "samples n (0: preset)", "data.n", 0, min_value=0, max_value=2000, step=8,
-             keep=lambda v: not v, convert=int),
-        Knob("noise", "label noise σ (−1: preset)", "data.noise", -1.0, min_value=-1.0,
-             max_value=2.0, step=0.1, format="%g", keep=lambda v: v < 0),
+        Knob("n", "samples n", "data.n", min_value=1, max_value=2000, step=8, convert=int,
+             back=int, help="Training samples: the threshold is in n."),
+        Knob("noise", "label noise σ", "data.noise", min_value=0.0, max_value=2.0, step=0.1,
+             format="%g", help="Standard deviation of the teacher's label noise."),
     ),
+    preset_titles={
+        "above": "Many samples, above the threshold · stays at the linear estimator",
+        "below": "Few samples, below the threshold · the network interpolates the noise",
+    },
     showcases=(
         Showcase("above", "Boursier & Flammarion 2025 · the optimisation threshold",
                  "Many noisy samples of a linear teacher: the network stops at the linear "

@@ -390,13 +390,17 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("alpha", "skew angle α (°)", "data.angle_deg", "preset",
-             options=("preset", "30", "45", "60", "75", "90"),
-             help="90: XOR. Smaller: the positive blobs move towards the negative ones.",
-             keep=lambda v: v == "preset"),
-        Knob("width", "width m (0: preset)", "model.width", 0, min_value=0, max_value=2000,
-             step=16, keep=lambda v: not v, convert=int),
+        Knob("alpha", "skew angle α (°)", "data.angle_deg",
+             options=(30.0, 45.0, 60.0, 75.0, 90.0), format="%g",
+             help="90: XOR. Smaller: the positive blobs move towards the negative ones."),
+        Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
+             step=16, convert=int, back=int,
+             help="Hidden neurons: the early directions do not depend on it."),
     ),
+    preset_titles={
+        "xor": "XOR data (α = 90°) · early features on the axes",
+        "skew_60": "Skewed XOR (α = 60°) · early features on a few directions",
+    },
     showcases=(
         Showcase("xor", "Tsoy & Konstantinov 2024 · XOR's features",
                  "Not linearly separable: the neurons still gather on four lines, the axes, "
