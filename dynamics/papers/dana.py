@@ -650,12 +650,6 @@ PAPER = Paper(
         "proportional to ln(1/λ): a saddle-to-saddle jump process. Below: each neuron's "
         "‖θⱼ‖ with its exit, and the success probability against the width."),
     presets=presets,
-    preset_titles={
-        "incremental": "Orthogonal points from a tiny start · one neuron after another "
-                       "(the 2026 follow-up)",
-        "coverage": "Orthogonal points, a start of size 1 (p = 6 neurons for n = 8) · does the "
-                    "start cover every point?",
-    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -684,11 +678,14 @@ PAPER = Paper(
     knobs=(
         Knob("width", "width p (hidden neurons)", "model.width", min_value=1, max_value=64,
              step=1, convert=int, back=int,
-             help="Number of hidden neurons (the paper calls it p): a few more than the "
-                  "points to fit."),
+             help="Hidden neurons; of order log n suffice when they cover the data."),
         Knob("seed", "seed", "seed", min_value=0, max_value=10_000, step=1, convert=int,
-             back=int, help="Draws the data and the initial weights."),
+             back=int, help="Another draw of the data and the start."),
     ),
+    preset_titles={
+        "incremental": "Orthogonal data, tiny start · one neuron switches on at a time",
+        "coverage": "Orthogonal data, few neurons · coverage decides interpolation",
+    },
     showcases=(
         Showcase("incremental", "Dana et al. 2025 · one neuron at a time",
                  "Orthogonal data from a tiny start: neurons switch on one after another, the "

@@ -492,14 +492,6 @@ PAPER = Paper(
         "neuron on whitened data is solved exactly (a Riccati equation). Below: the kernel "
         "distance and the activation change; the exact single neuron."),
     presets=presets,
-    preset_titles={
-        "upstream": "Teacher of 3 neurons, first layer started larger (δ = 1) · rich quick "
-                    "(Fig. 1a)",
-        "balanced": "Teacher of 3 neurons, balanced start (δ = 0) · Fig. 1a",
-        "downstream": "Teacher of 3 neurons, second layer started larger (δ = −1) · lazy "
-                      "(Fig. 1a)",
-        "single_neuron": "One neuron, solved exactly (δ = 0.5) · the paper's exact solution",
-    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -517,12 +509,16 @@ PAPER = Paper(
     experiments=EXPERIMENTS,
     knobs=(
         Knob("delta", "imbalance δ", "init.imbalance", options=(-1.0, -0.5, 0.0, 0.5, 1.0),
-             format="%g", help="How much larger the first layer starts than the second: "
-                               "δ > 0 upstream, δ < 0 downstream, 0 balanced."),
+             format="%g", help="δ > 0 upstream, δ < 0 downstream."),
         Knob("tau", "overall scale τ", "init.scale", options=(0.03, 0.1, 0.3, 1.0, 2.0),
-             format="%g", help="Size of the start. Small τ: rich (features learnt); large "
-                               "τ: lazy."),
+             format="%g", help="Small τ: rich; large τ: lazy."),
     ),
+    preset_titles={
+        "upstream": "Upstream start δ = 1 · rich learning sooner (Fig. 1)",
+        "balanced": "Balanced start δ = 0 · the reference case (Fig. 1)",
+        "downstream": "Downstream start δ = −1 · lazy, the kernel barely moves (Fig. 1)",
+        "single_neuron": "One neuron · the exact solution of the conserved flow",
+    },
     showcases=(
         Showcase("upstream", "Kunin et al. 2024 · upstream gets rich quick",
                  "A small start whose first layer moves fast: the neurons turn to the "

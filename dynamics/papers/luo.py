@@ -461,11 +461,6 @@ PAPER = Paper(
         "β₂ = m^−w (the model's output power and the Gaussian start's powers), 1-D data with "
         "a bias. Below: the run's point on the phase diagram, RD(t), and measured slopes."),
     presets=presets,
-    preset_titles={
-        "condensed": "A 1-D target, tiny start (γ = 2) · the condensed regime",
-        "linear": "The same target, larger start (γ = ½) · the linear regime",
-        "ntk": "The same target, the NTK scaling · the linear regime",
-    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -486,15 +481,21 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("a_power", "output-weight power a (β₁ = m⁻ᵃ)", "init.a_power",
+        Knob("a_power", "output-weight power a (β₁ = m^−a)", "init.a_power",
              options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
              help="Larger: smaller output weights (γ and γ' grow)."),
-        Knob("w_power", "input-weight power w (β₂ = m⁻ʷ)", "init.w_power",
+        Knob("w_power", "input-weight power w (β₂ = m^−w)", "init.w_power",
              options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
              help="Larger: smaller input weights (γ grows, γ' falls)."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
-             step=32, convert=int, back=int, help="Number of hidden neurons."),
+             step=32, convert=int, back=int,
+             help="Hidden neurons: the regimes are exponents of m."),
     ),
+    preset_titles={
+        "condensed": "Small start, condensed regime · neurons on a few orientations",
+        "linear": "Linear regime · the weights barely move (RD falls with the width)",
+        "ntk": "Neural-tangent scaling · the linear regime's kernel limit",
+    },
     showcases=(
         Showcase("condensed", "Luo et al. 2021 · condensation",
                  "A 1-D target from a tiny start: hundreds of neurons end on a handful of "

@@ -374,11 +374,6 @@ PAPER = Paper(
         "model could not be read). Below: the training loss against OLS's, and the study "
         "over n."),
     presets=presets,
-    preset_titles={
-        "above": "Many noisy samples of a linear teacher (n = 160) · above the optimisation "
-                 "threshold",
-        "below": "Few noisy samples (n = 8) · below the threshold",
-    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -397,11 +392,14 @@ PAPER = Paper(
     experiments=EXPERIMENTS,
     knobs=(
         Knob("n", "samples n", "data.n", min_value=1, max_value=2000, step=8, convert=int,
-             back=int, help="Training points: above the threshold (many) the net ends at the "
-                            "least-squares fit; below it, it can fit the noise."),
+             back=int, help="Training samples: the threshold is in n."),
         Knob("noise", "label noise σ", "data.noise", min_value=0.0, max_value=2.0, step=0.1,
-             format="%g", help="Spread of the noise added to the teacher's labels."),
+             format="%g", help="Standard deviation of the teacher's label noise."),
     ),
+    preset_titles={
+        "above": "Many samples, above the threshold · stays at the linear estimator",
+        "below": "Few samples, below the threshold · the network interpolates the noise",
+    },
     showcases=(
         Showcase("above", "Boursier & Flammarion 2025 · the optimisation threshold",
                  "Many noisy samples of a linear teacher: the network stops at the linear "

@@ -376,10 +376,6 @@ PAPER = Paper(
         "where the trained network keeps them. Below: each neuron's final angle against its "
         "share of ‖θ‖² (the authors' Fig. 2 view)."),
     presets=presets,
-    preset_titles={
-        "xor": "XOR: four blobs, not linearly separable · Fig. 2 at α = 90°",
-        "skew_60": "Skewed XOR, α = 60° · Fig. 2 at α = π/3",
-    },
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
@@ -394,12 +390,17 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("alpha", "skew angle α (°)", "data.angle_deg", options=(30.0, 45.0, 60.0, 75.0,
-                                                                   90.0), format="%g",
+        Knob("alpha", "skew angle α (°)", "data.angle_deg",
+             options=(30.0, 45.0, 60.0, 75.0, 90.0), format="%g",
              help="90: XOR. Smaller: the positive blobs move towards the negative ones."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
-             step=16, convert=int, back=int, help="Number of hidden neurons."),
+             step=16, convert=int, back=int,
+             help="Hidden neurons: the early directions do not depend on it."),
     ),
+    preset_titles={
+        "xor": "XOR data (α = 90°) · early features on the axes",
+        "skew_60": "Skewed XOR (α = 60°) · early features on a few directions",
+    },
     showcases=(
         Showcase("xor", "Tsoy & Konstantinov 2024 · XOR's features",
                  "Not linearly separable: the neurons still gather on four lines, the axes, "
