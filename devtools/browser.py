@@ -217,7 +217,16 @@ TEXT_BOXES_JS = r"""() => {
         if (!txt || hidden(t, gd)) continue;
         const r0 = t.getBoundingClientRect();
         if (r0.width < 0.5 || r0.height < 0.5) continue;
-        boxes.push(Object.assign({kind: kindOf(t), text: txt.slice(0, 60)}, R(r0, dx, dy)));
+        const box = Object.assign({kind: kindOf(t), text: txt.slice(0, 60)}, R(r0, dx, dy));
+        // a point label of a trace clipped to its panel (cliponaxis): that panel's area
+        const sub = t.closest('g.subplot');
+        const clipped = t.closest('[clip-path]');
+        if (box.kind === 'point label' && sub && clipped && sub.contains(clipped)) {
+          const cls = Array.from(sub.classList).find((c) => c !== 'subplot');
+          const drag = cls && gd.querySelector('.draglayer .' + cls + ' .nsewdrag');
+          if (drag) box.clipTo = R(drag.getBoundingClientRect(), dx, dy);
+        }
+        boxes.push(box);
       }
       const lay = gd.layout || {};
       const title = String((lay.title && lay.title.text) || '').replace(/<[^>]+>/g, '');
@@ -227,6 +236,9 @@ TEXT_BOXES_JS = r"""() => {
         if (b.l < lim.l - SLACK || b.r > lim.r + SLACK || b.t < lim.t - SLACK
             || b.b > lim.b + SLACK) say(b, `outside its figure ${px(b)} vs ${px(lim)}`);
         else if (b.l < -SLACK || b.r > innerWidth + SLACK) say(b, 'outside the window');
+        if (b.clipTo && (b.l < b.clipTo.l - SLACK || b.r > b.clipTo.r + SLACK
+            || b.t < b.clipTo.t - SLACK || b.b > b.clipTo.b + SLACK))
+          say(b, `cut by its panel ${px(b)} vs ${px(b.clipTo)}`);
         if (b.kind === 'tick label' || b.kind === 'axis title') {
           const a = areas.find((p) => meet(b, p, 2));
           if (a) say(b, `inside a plot area ${px(a)}`);
@@ -255,6 +267,12 @@ TEXT_BOXES_JS = r"""() => {
       if (cs.textOverflow !== 'ellipsis' && cs.overflowX !== 'hidden') continue;
       if (e.scrollWidth > e.clientWidth + 1 && e.getClientRects().length)
         out.problems.push(`${where}: "${e.textContent.trim().slice(0, 60)}" cut short `
+                          + `(${e.scrollWidth} px of text in ${e.clientWidth} px)`);
+    }
+    // a select box shows its choice in an input: cut when wider than the box
+    for (const e of doc.querySelectorAll('[data-testid="stSelectbox"] input')) {
+      if (e.value && e.scrollWidth > e.clientWidth + 1 && e.getClientRects().length)
+        out.problems.push(`${where}: the choice "${e.value.slice(0, 60)}" cut short `
                           + `(${e.scrollWidth} px of text in ${e.clientWidth} px)`);
     }
   }

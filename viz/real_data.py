@@ -208,8 +208,8 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
         tt = float(t[f])
         it = f" · iteration {round(tt / lr):,}" if iterations else ""
         na, nb = int((traj.a[f] > 0).sum()), int((traj.a[f] < 0).sum())
-        sep = "<br>"  # two lines fit the corner right of the time panels
-        return (f"t = {fmt_time(tt)}{it}{sep}|V₊| = {na}, |V₋| = {nb} · "
+        # three short lines fit the corner right of the time panels at 1280 px (two did not)
+        return (f"t = {fmt_time(tt)}{it}<br>|V₊| = {na}, |V₋| = {nb}<br>"
                 f"loss = {float(loss[f]):.3g}")
 
     pictures_x0 = at[(0, 2)].domain_x[0]  # right of the time panels
@@ -219,7 +219,7 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     texts = [caption_text(int(f)) for f in fidx]
     scene.trace(corner, {"type": "scatter", "x": [0.5], "y": [0.5], "mode": "text",
                          "text": [texts[0]], "showlegend": False, "hoverinfo": "skip",
-                         "textfont": {"size": style.font, "color": INK}},
+                         "cliponaxis": False, "textfont": {"size": style.font, "color": INK}},
                 tracks=[{"attr": "text", "texts": [[x] for x in texts]}])
     xs = ts[fidx]
     for panel, (lo, hi), _log in time_panels:
