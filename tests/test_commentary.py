@@ -119,3 +119,18 @@ def test_a_plateau_is_called_final_only_when_the_run_stays_on_it():
         assert text.startswith("Stuck on the least-squares line"), (name, text)
         assert ("no lower" in text) is stays and ("until t ≈" in text) is (not stays), text
         assert (float(tr.loss[-1]) < 0.5 * float(tr.loss[f])) is (not stays)  # what it says
+
+
+def test_a_lazy_run_is_not_said_to_grow():
+    """Kunin et al.'s downstream start keeps its norms (largest ‖w‖ 1 → 1) while the loss
+    falls: the sentences said "watch them turn and grow together" and "the aligned neurons
+    grow together"; they say the norms hardly move, and only where they do not."""
+    from dynamics.analysis import analyse
+    from dynamics.papers import PAPERS
+
+    tr = simulate(PAPERS["kunin"].presets(True)["downstream"])
+    tops = np.nanmax(np.asarray(tr.norms, float), axis=1)
+    assert tops.max() <= 1.5 * tops[0]  # the run is lazy: the rule's input
+    texts = captions(tr, analyse(tr), range(tr.n_frames))
+    assert "hardly grow" in texts[0] and not any("grow together" in t for t in texts)
+    assert any(t.startswith("Loss falls: the norms hardly move") for t in texts)

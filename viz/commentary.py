@@ -100,13 +100,18 @@ def _cap(text: str) -> str:
 
 
 TINY = 0.01  # the start is "tiny" when the largest ‖w_j‖ has two decades or more to grow
+LAZY = 1.5  # a run whose largest ‖w_j‖ never exceeds this times its start: the norms stay put
 
 
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
               loss0: float, acc: float, n_active: float, first: bool, peak: float,
-              t_last: float = math.inf) -> str:
+              t_last: float = math.inf, top0: float = math.nan) -> str:
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
     big = num(top, 2)
+    if first and not top <= TINY * peak and not peak > LAZY * top:  # lazy: no growth at all
+        return (f"Start: the neurons are not small (largest ‖w‖ {big}) and hardly grow in "
+                f"this run (at most {num(peak, 2)}): press ▶, watch the loss fall while "
+                "they barely move.")
     if first and not top <= TINY * peak:  # a large start: the norms have little to grow
         return (f"Start: the neurons are not small (largest ‖w‖ {big}, the largest it gets "
                 f"is {num(peak, 2)}), so there is no long stretch of tiny norms: press ▶, "
@@ -119,6 +124,9 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
     if key == "aligned":
         return (f"Aligned: the directions have settled; now {w.norms} rise ({grow}), the "
                 f"loss still {num(loss)}.")
+    if key == "fitting" and peak <= LAZY * top0:  # the loss falls, the norms stay put
+        return (f"Loss falls: the norms hardly move (largest ‖w‖ {big}, {grow} its start); "
+                f"loss {num(loss)}, from {num(loss0)}.")
     if key == "fitting":
         return (f"{plain}: the aligned neurons grow together (largest ‖w‖ {big}); loss "
                 f"{num(loss)}, from {num(loss0)}.")
@@ -198,7 +206,7 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
         grow = times(float(tops[f]) / top0) if top0 > 0 else "×—"
         text = _sentence(ph, key, where, float(tops[f]), grow, float(loss[f]), loss0,
                          float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0, peak,
-                         float(t[-1]))
+                         float(t[-1]), top0)
         now = _passed(markers, prev, tf) if f > 0 else ""
         if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
             event = now.removeprefix(" Now: ").rstrip(".")
