@@ -33,7 +33,7 @@ from ui.lesson import ExplorerView
 FIG_KEY = "explorer_main_figure"
 LAST_RUN_KEY = "_eae.explorer.last_link_config"  # the settings of the last figure (prefetch)
 SCRUB_KEY = "_eae.explorer.scrub"  # the control the player's scrub slider moves
-PLAYED_KEY = "_eae.explorer.played"  # the session's first figure has been asked to play
+PLAYED_KEY = "_eae.explorer.played"  # the key of the session's first figure (it plays)
 B = state.explorer_binder()
 
 
@@ -126,10 +126,11 @@ def page() -> None:
             eid = (edits.offer(link_config, options, bool(panel.t_end_auto),
                                family.session_owner(), runner.get_service())
                    if traj.status == "completed" else None)
-            # the session's first figure plays by itself, once (the player skips it when the
-            # browser asks for reduced motion)
-            first = not st.session_state.get(PLAYED_KEY)
-            st.session_state[PLAYED_KEY] = True
+            # the session's first figure plays by itself, once (the player plays it once per
+            # frame; not when the browser asks for reduced motion). The argument stays the same
+            # while that figure is shown: a changed argument re-renders the player, which would
+            # put back the page's run in the middle of a scrub.
+            first = st.session_state.setdefault(PLAYED_KEY, fig.key) == fig.key
             charts.animated(fig, key=FIG_KEY, presenter=view.presenter, family=scrub, edit=eid,
                             autoplay=first)
             try_this.panel(view, link_config, _show)

@@ -126,9 +126,6 @@ def _sidebar_eps(page) -> tuple:
 
 
 @pytest.mark.browser
-@pytest.mark.xfail(strict=True, reason="known regression after the readable-pages merge: "
-                   "the player no longer follows the sidebar's ε slider while it is dragged "
-                   "(the family swaps, the figure stays); open, see issue 37's note")
 def test_the_sidebar_slider_moves_the_family_and_quick_changes_keep_one_value(
         start_streamlit, page, tmp_path):
     """Dragging the sidebar's ε slider swaps the player's runs before the page hears of it;

@@ -18,7 +18,7 @@ from dynamics.figure_spec import Axis, Band, FigureSpec, Line, Points, Rule, Ser
 
 from .header import DESIGN_WIDTH_PX, PRESENTER_WIDTH_PX, legend_rows
 from .style import GRID, INK, NEGATIVE, NEUTRAL, OKABE_ITO, POSITIVE, style_for, white_template
-from .time_axes import log_dtick
+from .time_axes import log_dtick, y_axis_px
 
 ROLE_COLOURS = {
     "positive": POSITIVE, "negative": NEGATIVE, "neutral": NEUTRAL,
@@ -31,7 +31,8 @@ def _axis(ax: Axis, values: Sequence[np.ndarray] = ()) -> dict[str, object]:
     """Plotly's axis for `ax`; a log axis without a range spans the positive `values` of its
     series (padded by 2 % of the decades) with a label every whole number of decades, at most
     MAX_LOG_LABELS (Plotly's own labels 2 and 5 between the decades crowd a wide axis)."""
-    out: dict[str, object] = {"title_text": ax.title, "type": ax.type, "gridcolor": GRID}
+    out: dict[str, object] = {"title_text": ax.title, "type": ax.type, "gridcolor": GRID,
+                              "ticklabelstandoff": 5}  # off the corner the x and y labels share
     if ax.type == "log":
         out["exponentformat"] = "power"  # 10⁻⁹, not the SI letters (1n, 1f)
         if ax.range is None and not ax.tickvals:
@@ -105,8 +106,11 @@ def render(spec: FigureSpec, *, presenter: bool = False, height: int | None = No
     lines across the panel, one legend below."""
     style = style_for(presenter)
     n = max(len(spec.panels), 1)
+    # panels side by side: the gap holds the next panel's y tick labels and title (at the
+    # narrowest figure)
+    gap = (y_axis_px(style.font) + 16) / (DESIGN_WIDTH_PX - 80)  # (Plotly spaces them more)
     fig = make_subplots(rows=1, cols=n, shared_yaxes=spec.shared_y,
-                        horizontal_spacing=0.04 if spec.shared_y else 0.08,
+                        horizontal_spacing=0.04 if spec.shared_y else max(0.08, gap),
                         subplot_titles=[p.title for p in spec.panels])
     shown: set[str] = set()
     shapes: list[dict[str, object]] = []

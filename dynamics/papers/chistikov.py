@@ -485,7 +485,7 @@ def alignment_claim(tr: Trajectory) -> Claim:
     fails = assumption_failures(tr)
     name = _name("chistikov.alignment", tr)
     statement = ("before the loss falls, every positive neuron is active on every point and "
-                 "aligned to γ_[n] at Lemma 5's rate: 1 − cos(w_j, γ_[n]) ≤ e^{−‖γ_[n]‖(t − τ_j)}")
+                 "aligned to γ_[n] at Lemma 5's rate: 1 − cos(w_j, γ_[n]) ≤ exp(−‖γ_[n]‖(t − τ_j))")
     if fails or tr.W_at(0) is None:
         return unmeasured(name, statement, fails or ["W(0) was not recorded"],
                           run_label(cfg))
@@ -510,12 +510,12 @@ def alignment_claim(tr: Trajectory) -> Claim:
                f"= {np.degrees(phi):.2g}°; predicted phase length ln(1/λ)/‖γ_[n]‖ = "
                f"{theory.chistikov_alignment_time(cfg, dataset_view(tr)):.4g}, λ = {p.lam:.3g}")
     claim = Claim(
-        name, statement, measured, "θ_j ≤ arccos(1 − e^{−κ(t − τ_j)}) + φ, every point active",
+        name, statement, measured, "θ_j ≤ arccos(1 − exp(−κ(t − τ_j))) + φ, every point active",
         "Lemma 5's rate from each neuron's last crossing (τ_j from its yardstick), plus the "
         "outputs' turn φ of the target", ok, details,
-        justification="Lemma 5's λ^ε is e^{−‖γ_[n]‖T₁}; read from the yardstick's last "
+        justification="Lemma 5's λᵋ is exp(−‖γ_[n]‖T₁); read from the yardstick's last "
                       "crossing it is half the zero-output flow's exact rate (tan(θ/2) ∝ "
-                      "e^{−κt}), so a correct run meets it with room; the crossings and "
+                      "exp(−κt)), so a correct run meets it with room; the crossings and "
                       "activity are exact sign patterns",
         integrator=run_label(cfg))
     return gate(claim, hyp)
@@ -794,7 +794,7 @@ PAPER = Paper(
     short="Chistikov et al.",
     text=(
         "A teacher neuron v* and correlated inputs, square loss, balanced start of scale λ. "
-        "Phase 1: positive neurons align to **γ_[n]** = (1/n) Σᵢ yᵢ xᵢ (cos ≥ 1 − λ^ε) and "
+        "Phase 1: positive neurons align to **γ_[n]** = (1/n) Σᵢ yᵢ xᵢ (cos ≥ 1 − λᵋ) and "
         "negative neurons deactivate, in time ≈ ln(1/λ)/‖γ_[n]‖. Phase 2: they grow and "
         "converge to the rank-1 solution aligned with **v***: nuclear norm of W → ‖v*‖, and "
         "‖θ‖² → 2. The final angle spread scales like λ. Overlays: γ_[n] (green) and v* "

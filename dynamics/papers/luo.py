@@ -459,8 +459,8 @@ PAPER = Paper(
         "in the width m give the coordinates γ and γ'. In the **linear regime** (γ < 1 or "
         "γ' > γ − 1) the relative change RD = ‖W(t) − W(0)‖/‖W(0)‖ **vanishes** as m grows "
         "(a kernel fit); in the **condensed regime** (γ > 1, γ' < γ − 1) it **diverges** and "
-        "the active neurons **condense** on a few orientations. Here α = m^p, β₁ = m^−a, "
-        "β₂ = m^−w (the model's output power and the Gaussian start's powers), 1-D data with "
+        "the active neurons **condense** on a few orientations. Here α = mᵖ, β₁ = m⁻ᵃ, "
+        "β₂ = m⁻ʷ (the model's output power and the Gaussian start's powers), 1-D data with "
         "a bias. Below: the run's point on the phase diagram, RD(t), and measured slopes."),
     presets=presets,
     claims=claims,
@@ -483,10 +483,10 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("a_power", "output-weight power a (β₁ = m^−a)", "init.a_power",
+        Knob("a_power", "output-weight power a (β₁ = m⁻ᵃ)", "init.a_power",
              options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
              help="Larger: smaller output weights (γ and γ' grow)."),
-        Knob("w_power", "input-weight power w (β₂ = m^−w)", "init.w_power",
+        Knob("w_power", "input-weight power w (β₂ = m⁻ʷ)", "init.w_power",
              options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
              help="Larger: smaller input weights (γ grows, γ' falls)."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,

@@ -98,7 +98,19 @@
     }
   }
 
+  /** Whether two renders carry the same arguments (an inline payload by identity). */
+  function sameArgs(a, b) {
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    return keys.every(function (k) {
+      return k === "payload" ? a[k] === b[k] : JSON.stringify(a[k]) === JSON.stringify(b[k]);
+    });
+  }
+
   function render(args) {
+    // Streamlit renders the frame again after each height it is sent: with the same arguments
+    // that is nothing to do (a scrub's run on screen stays; its figure may be taller)
+    if (lastArgs && player && sameArgs(args, lastArgs)) return;
     lastArgs = args;
     const root = document.getElementById("root");
     if (!player) {
