@@ -36,7 +36,7 @@ def _play_and_wait(page, min_frame: int) -> None:
 
 def _pause(page) -> None:
     player_frame(page).locator(".eae-play").click()
-    page.wait_for_function(f"() => !({PLAYER_JS})(0).playing", timeout=10_000)
+    page.wait_for_function(f"() => !({PLAYER_JS})(0).playing", timeout=60_000)
 
 
 @pytest.mark.browser

@@ -149,8 +149,8 @@ def test_a_scrub_swap_paints_the_run_and_draws_it_whole_once_at_rest(context_of,
         page.evaluate("""(i) => { const s = document.querySelector('.eae-scrub-input');
                           s.value = String(i); s.dispatchEvent(new Event('input')); }""", i)
         page.wait_for_function(f"EAEPlayer.players[0].familyShown === {i} && "
-                               "!EAEPlayer.players[0].busy", timeout=10_000, polling=10)
-        page.wait_for_function("() => EAEPlayer.players[0].dragging", timeout=10_000)
+                               "!EAEPlayer.players[0].busy", timeout=60_000, polling=10)
+        page.wait_for_function("() => EAEPlayer.players[0].dragging", timeout=60_000)
         seen.append(page.evaluate(layer))
         titles.append(page.evaluate("() => EAEPlayer.players[0].titleText()"))
     calls = page.evaluate("() => window.__calls")

@@ -156,8 +156,12 @@ def test_the_sidebar_slider_moves_the_family_and_quick_changes_keep_one_value(
     assert moving < eps0
     page.wait_for_function(f"() => {{ const f = ({FAMILY_JS})(); return f.value === "
                            f"'{moving:g}'; }}", timeout=20_000)
+    # the figure follows the drag: the swapped run is on screen once its swap is done (the
+    # scrub bar's value is written first)
+    page.wait_for_function(f"() => {{ const p = ({PLAYER_JS})(0); return p && "
+                           f"p.title.includes('ε = {moving:g}'); }}", timeout=20_000)
     during = page.evaluate(PLAYER_JS, 0)
-    assert _eps(during["title"]) == pytest.approx(moving)  # the figure follows the drag
+    assert _eps(during["title"]) == pytest.approx(moving)
     page.mouse.up()
     wait_for_streamlit_idle(page, timeout=120)
     # quick changes from the keyboard: each step reruns the page, the next comes at once

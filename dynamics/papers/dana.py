@@ -447,7 +447,9 @@ def exits_figure(traj: Trajectory, _an: Analysis | None = None) -> FigureSpec | 
                        "positive" else "negative", width=1.5, group=sign[j],
                        hover=(f"neuron {j}",) * len(t)) for j in range(traj.width))
     rules = tuple(Rule(v, "x", f"neuron {j} switches on", "ink", "dot") for j, v in ex.items())
-    norms = Panel("neurons", Axis("t", "log"), Axis("‖θ_j‖", "log"), (*lines, *rules))
+    # (the panel's title names the quantity: an axis title beside the wide log labels sat
+    # inside the loss panel's plot area)
+    norms = Panel("‖θ_j‖ of every neuron", Axis("t", "log"), Axis("", "log"), (*lines, *rules))
     loss = Panel("loss", Axis("t", "log"), Axis("loss"), (Line(t, traj.loss, "loss", "ink"),
                                                           *rules))
     return FigureSpec("One neuron after another", (loss, norms),

@@ -326,7 +326,9 @@ def diagram_spec(points: Sequence[dict[str, Any]] = (), here: tuple[float, float
     if here is not None:
         series.append(Points(np.array([here[0]]), np.array([here[1]]), "this run", "ink",
                              "diamond", 14))
-    panel = Panel("phase diagram", Axis("γ", range=(0.0, 3.0)), Axis("γ'", range=(-2.0, 2.0)),
+    # (ranges a little past the boundaries': the axes' first labels, "0" and "−2", no longer
+    # meet in the corner)
+    panel = Panel("phase diagram", Axis("γ", range=(-0.2, 3.0)), Axis("γ'", range=(-2.3, 2.0)),
                   tuple(series))
     return FigureSpec("Linear, critical and condensed regimes", (panel,),
                       caption="Below the dashed lines (γ > 1, γ' < γ − 1) the input weights "
