@@ -345,8 +345,12 @@ def test_real_data_titles_caption_and_strip_fit_their_columns():
             assert text_px(ann.text, small)[0] <= width_px, (presenter, ann.text, width_px)
         cap = next(t for t in fig.data if getattr(t, "xaxis", None) == "x20")
         corner_px = (fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0]) * plot_w
-        assert len(text_lines(cap.text[0])) == 2
+        assert len(text_lines(cap.text[0])) == 3  # two lines were cut by it at 1280 px
         assert text_px(cap.text[0], style_for(presenter).font)[0] <= corner_px, cap.text[0]
+        if not presenter:  # and at the narrowest figure (a 1280 px window beside the sidebar)
+            narrow = (DESIGN_WIDTH_PX - fig.layout.margin.l - fig.layout.margin.r) * (
+                fig.layout.xaxis20.domain[1] - fig.layout.xaxis20.domain[0])
+            assert text_px(cap.text[0], style_for(False).font)[0] <= narrow, cap.text[0]
         time = [k for k in fig.layout if k.startswith("xaxis") and fig.layout[k].type == "log"]
         bottom = [k for k in time if fig.layout[k].title.text]
         assert bottom and all(fig.layout[k].showticklabels is False for k in time
