@@ -24,6 +24,7 @@ from ui import (
     prefetch,
     presenter,
     runner,
+    share,
     state,
     text,
     try_this,
@@ -144,17 +145,15 @@ def page() -> None:
                                                       moved=moved, direction=sign), options)
             with st.expander("Download", expanded=False):
                 downloads.download_panel(traj, fig, key="explorer")
-            with st.expander("Share this view", expanded=False):
-                st.caption("Copy this link (the icon at its right): it reopens exactly these "
-                           "settings" + (", in presenter mode." if view.presenter else ". "
-                                         "Turn on presenter mode (Display) to share a projector "
-                                         "view."))
-                st.code(state.share_link(params), language=None, wrap_lines=True)
-                if view.presenter:
-                    st.caption("A lesson is a list of scenarios (paper.preset) in the link, e.g. "
-                               "`view.lesson=min.toy_2d,wang_ma.four_phases`; ← → or PageUp / "
-                               "PageDown step through it.")
-
+            share.share_box(
+                f"{FIG_KEY}.share",
+                "Copy this link (the icon at its right): it reopens exactly these settings"
+                + (", in presenter mode." if view.presenter else ". Turn on presenter mode "
+                   "(Display) to share a projector view."),
+                state.share_link(params),
+                note=("A lesson is a list of scenarios (paper.preset) in the link, e.g. "
+                      "`view.lesson=min.toy_2d,wang_ma.four_phases`; ← → or PageUp / "
+                      "PageDown step through it.") if view.presenter else None)
 
 if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
     page()

@@ -23,7 +23,7 @@ from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError
 from dynamics.papers import PAPERS, Knob, Paper, Section, StudySection
 from dynamics.trajectory import Trajectory
-from ui import charts, downloads, figures, presenter, runner, state, tables, text, turns
+from ui import charts, downloads, figures, presenter, runner, share, state, tables, text, turns
 from ui.view import FigureView, View, page_view
 from viz.paper_figures import render
 
@@ -237,11 +237,9 @@ def page() -> None:
         if isinstance(sec, StudySection):
             _study(PAPER, i, sec)
     _full_checks(paper)
-    with st.expander("Share this view", expanded=False):
-        st.caption("Copy this link (icon at its right): it reopens this paper with these knobs"
-                   + (", in presenter mode." if on else "."))
-        st.code(state.share_link(params), language=None, wrap_lines=True)
-
+    share.share_box(f"{PREFIX}.share", "Copy this link (icon at its right): it reopens this "
+                    "paper with these knobs" + (", in presenter mode." if on else "."),
+                    state.share_link(params))
 
 if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
     page()

@@ -18,7 +18,7 @@ from pydantic import Field
 from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
 from dynamics.papers.min import digits_config
 from dynamics.uploads import UploadError, example_csv, parse_upload
-from ui import charts, downloads, figures, presenter, runner, state, text, turns
+from ui import charts, downloads, figures, presenter, runner, share, state, text, turns
 from ui.controls import (
     EPS_CHOICES,
     METHOD_LABELS,
@@ -318,16 +318,9 @@ def page() -> None:
                 "data (their L is a sum), and both are offered.")
             with st.expander("Downloads", expanded=False):
                 downloads.download_panel(traj, fig, key="rd.dl")
-            # drawn only once opened (the code block's script would load with the page)
-            share = st.expander("Share this view", expanded=False, key=f"{P}.share",
-                                on_change="rerun")
-            if share.open:
-                with share:
-                    st.caption("This link reopens these settings"
-                               + (" (not the uploaded file: upload it again)."
-                                  if source == "upload" else "."))
-                    st.code(state.share_link(params), language=None)
-
+            share.share_box(f"{P}.share", "This link reopens these settings"
+                            + (" (not the uploaded file: upload it again)."
+                               if source == "upload" else "."), state.share_link(params))
 
 if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)
     page()

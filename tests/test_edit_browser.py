@@ -107,13 +107,13 @@ def test_the_browsers_theory_agrees_with_the_library(page) -> None:
 
 
 TABLE_JS = ("() => Array.from(document.querySelectorAll("
-            "'[data-testid=\"stSidebar\"] [data-testid=\"stDataFrame\"] td'))"
-            ".map((e) => e.textContent)")  # the sidebar table's cells (kept as text for a11y)
+            "'[data-testid=\"stSidebar\"] table.eae-rows td:nth-child(2)'))"
+            ".map((e) => e.textContent)")  # the sidebar's listing of the table: its first column
 
 
 def _table_says(page, first: float) -> None:
-    """Wait until the sidebar table's first cell reads `first` (the grid fills in after the
-    page's run)."""
+    """Wait until the sidebar's listing of the data table reads `first` in its first row
+    (the grid itself opens in a popover)."""
     page.wait_for_function(f"() => {{ const c = ({TABLE_JS})(); return c.length > 0 "
                            f"&& Math.abs(parseFloat(c[0]) - {first}) < 1e-3; }}", timeout=30_000)
 
@@ -278,3 +278,36 @@ def test_every_kind_of_data_can_be_taken_and_moved(streamlit_server, page) -> No
         assert page.evaluate(READOUT_JS).strip(), kind
         assert not errors, (kind, errors)
         page.mouse.up()  # (its run is the other tests' subject: not waited for here)
+
+
+@pytest.mark.browser
+def test_the_data_table_opens_in_a_popover_and_its_edit_is_the_state(streamlit_server,
+                                                                     page) -> None:
+    """The sidebar lists the points read-only and their grid opens in a popover (its scripts
+    load only then: a fresh browser's first chart does not wait for them): a cell typed there
+    is the new state — the listing, the URL and the figure's data say it, and the popover
+    stays open for the next edit."""
+    page.goto(f"{streamlit_server}/?model.width=12")
+    wait_for_streamlit_idle(page, timeout=300)
+    page.wait_for_function(f"() => ({EDIT_JS})(0) !== null", timeout=60_000)
+    assert page.locator('[data-testid="stDataFrame"]').count() == 0  # not drawn until opened
+    _table_says(page, 15)
+    page.get_by_role("button", name="Edit the table").click()
+    canvas = page.locator('[data-testid="stPopoverBody"] [data-testid="data-grid-canvas"]')
+    canvas.wait_for()
+    box = canvas.bounding_box()
+    assert box is not None
+    # row 1's angle: right of the row markers (~35 px), under the header row (35 px)
+    from ui.controls import CELL_WIDTH
+
+    page.mouse.dblclick(box["x"] + 35 + CELL_WIDTH["angles_deg"] / 2, box["y"] + 35 + 17)
+    editor = page.locator("textarea.gdg-input")  # the cell's editor, holding its text
+    editor.wait_for()
+    assert editor.input_value() == "15"
+    editor.fill("30")
+    editor.press("Enter")
+    page.wait_for_url(re.compile(r"data\.angles_deg=30"), timeout=60_000)
+    wait_for_streamlit_idle(page, timeout=120)
+    _table_says(page, 30)
+    page.wait_for_function(f"() => ({EDIT_JS})(0).fields.angles_deg[0] === 30", timeout=60_000)
+    assert canvas.is_visible()

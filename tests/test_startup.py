@@ -81,3 +81,43 @@ def _visitor_during_start_up() -> None:
     assert not at.exception and players(at) and not at.get("progress")
     assert "not compiled yet" not in " ".join(c.value for c in at.caption)
     print("ok")
+
+
+def test_a_stopped_server_leaves_no_compiler_running(tmp_path, monkeypatch) -> None:
+    """A server killed while its kernels compile apart takes the compiling process with it
+    (the compiler reads its end of a pipe: before, a stopped server left `python -m
+    dynamics.warmup` compiling for ~30 s of a core, slowing whatever ran next). A process
+    stands in for the server: it starts the compile with an empty numba cache, says the
+    compiler's pid and is killed at once. The compiler must then end without having written
+    the kernels (an orphan that kept compiling writes them all)."""
+    import signal
+    import subprocess
+    import sys
+
+    from devtools.server import REPO_ROOT
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "nb"), "PYTHONPATH": str(REPO_ROOT)}
+    code = ("import subprocess\n"
+            "real = subprocess.Popen\n"
+            "def spy(*a, **k):\n"
+            "    p = real(*a, **k); print(p.pid, flush=True); return p\n"
+            "subprocess.Popen = spy\n"
+            "from dynamics import warmup\n"
+            "warmup._compile_in_a_subprocess()\n")
+    server = subprocess.Popen([sys.executable, "-c", code], cwd=REPO_ROOT, env=env,
+                              stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    assert server.stdout is not None
+    compiler = int(server.stdout.readline())
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=60)
+    for _ in range(3000):  # a guard against a hang, not a timing: the compile ends either way
+        try:
+            os.kill(compiler, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(compiler, signal.SIGKILL)
+        raise AssertionError("the compiler kept running after its server was killed")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", env["NUMBA_CACHE_DIR"])
+    assert not warmup._cache_is_warm(), "the compiler went on after its server was killed"
