@@ -15,6 +15,9 @@ Rules
 * **saddle escape** (marker) and **fitting** [t_e, t_c]: t_e is the first frame with
   |L(t) − L(0)| > `escape_rel`·L(0); fitting lasts until convergence or the end.
 * **convergence** [t_c, end]: from the first frame after which L ≤ `converged_rel`·L(0).
+* **settled** [t_s, end]: a loss plateau (below) that lasts to the end of the run, after the
+  escape, without convergence: the loss stopped falling above zero (a trap, or the linear
+  estimator's level). Fitting then ends at t_s.
 * **plateau**: a maximal run of frames (t > 0) where the log-log slope |Δln L/Δln t| ≤
   `plateau_slope`, lasting ≥ `plateau_decades` decades of t, above the convergence level. The
   first one, if it starts at the first frame, is the initial (saddle) plateau; the end of a
@@ -46,6 +49,7 @@ PLAIN: dict[str, str] = {
     "alignment": "neurons turn, norms tiny",
     "fitting": "norms grow, loss falls",
     "convergence": "fitted: the loss creeps to zero",
+    "settled": "loss settles above zero",
     "initial plateau": "loss flat at the start",
     "plateau": "loss flat: stuck at a saddle",
     "accuracy plateau": "accuracy stuck",
@@ -217,8 +221,8 @@ def activation_markers(traj: Trajectory) -> list[TimeMarker]:
 # ----------------------------------------------------------------------------- generic phases
 def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
                   ) -> tuple[list[Phase], list[TimeMarker]]:
-    """Alignment, fitting, convergence, loss and accuracy plateaus; markers for the saddle
-    escape, plateau escapes and the time the activation patterns stop changing."""
+    """Alignment, fitting, convergence or settling, loss and accuracy plateaus; markers for
+    the saddle escape, plateau escapes and the time the activation patterns stop changing."""
     phases: list[Phase] = []
     markers: list[TimeMarker] = []
     t_end = float(traj.t[-1])
@@ -227,18 +231,30 @@ def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
         phases.append(Phase("alignment", 0.0, t_a, "detected", why, PLAIN["alignment"]))
     t_e = saddle_escape(traj, rules)
     t_c = convergence_start(traj, rules)
+    plateaus = loss_plateaus(traj, rules)
+    # a plateau to the end of the run, after the escape and without convergence: the loss
+    # has stopped falling above zero (it was "norms grow, loss falls" to the end before)
+    last = plateaus[-1] if plateaus else None
+    t_s = (last[0] if last is not None and t_e is not None and t_c is None
+           and last[0] > t_e and last[1] >= t_end * (1 - 1e-9) else None)
     if t_e is not None:
         markers.append(TimeMarker("saddle escape", t_e, "detected",
                                   f"loss left L(0) by more than {100 * rules.escape_rel:g} %"))
-        end = t_c if (t_c is not None and t_c > t_e) else t_end
+        end = t_c if (t_c is not None and t_c > t_e) else (t_s if t_s is not None else t_end)
         phases.append(Phase("fitting", t_e, end, "detected",
                             f"loss falls from the escape at t = {t_e:.4g}", PLAIN["fitting"]))
     if t_c is not None:
         phases.append(Phase("convergence", t_c, t_end, "detected",
                             f"L ≤ {rules.converged_rel:g}·L(0) from t = {t_c:.4g} on",
                             PLAIN["convergence"]))
-    for k, (t0, t1, lev) in enumerate(loss_plateaus(traj, rules)):
+    for k, (t0, t1, lev) in enumerate(plateaus):
         first = k == 0 and t0 <= float(traj.t[1]) * (1 + 1e-12)
+        if t_s is not None and t0 == t_s:
+            phases.append(Phase("settled", t0, t1, "detected",
+                                f"|d ln L/d ln t| ≤ {rules.plateau_slope:g} from t = {t0:.4g} "
+                                f"to the end, at L ≈ {lev:.4g} (above "
+                                f"{rules.converged_rel:g}·L(0))", PLAIN["settled"]))
+            continue
         name = "initial plateau" if first else "plateau"
         phases.append(Phase(name, t0, t1, "detected",
                             f"|d ln L/d ln t| ≤ {rules.plateau_slope:g} over "

@@ -57,6 +57,16 @@ def test_a_paper_phase_takes_precedence_and_no_analysis_still_speaks(traj):
     assert bare[0].startswith("Start:") and bare[1].startswith("Largest ‖w‖")
 
 
+def test_a_settled_loss_is_not_said_to_fall(traj):
+    """After fitting, a loss that settled above zero is said to stay (with the run's loss at
+    that frame), not "norms grow, loss falls"."""
+    an = Analysis(phases=(Phase("fitting", 1.0, 20.0), Phase("settled", 20.0, 40.0)))
+    k = _at(traj, 30.0)
+    got = captions(traj, an, [0, k])[1]
+    assert got.startswith("Loss settles above zero") and "falls no further" in got
+    assert num(float(traj.loss[k])) in got
+
+
 @dataclass(frozen=True)
 class NamedPhase(Phase):
     """A phase as the papers will give it: with its own plain words."""

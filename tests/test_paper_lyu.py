@@ -305,6 +305,16 @@ def test_asymmetric_data_leave_the_paper_out():
     assert c.passed is None and "not symmetric" in c.details
 
 
+def test_the_square_loss_leaves_the_paper_out():
+    """The Explorer's default (symmetric points, square loss) gets no Lyu row: the paper's
+    margin growth is the logistic and exponential losses'; the same data with either of those
+    get it."""
+    cfg = Config()
+    assert cfg.loss.kind == "square" and not lyu.applies_to(cfg)
+    for loss in ("logistic", "exponential"):
+        assert lyu.applies_to(Config.from_dict({"loss": {"kind": loss}}))
+
+
 @pytest.mark.parametrize("kind", ["vectors", "points"])
 def test_non_separable_symmetric_data_are_analysed_at_once(kind):
     """The issue's six points (symmetric, no line through 0 separates them), logistic loss:

@@ -83,6 +83,26 @@ def test_escape_convergence_and_plateaus():
     assert any(m.name == "plateau escape" and 89 <= m.time <= 113 for m in mk)
 
 
+def test_a_loss_that_stops_above_zero_settles_and_fitting_ends_there():
+    """The loss falls from 1 at t = 1 to 0.1 at t = 10 and stays there to the end (a trap, or
+    the linear estimator's level): fitting ends where the final plateau starts, which is the
+    story's "settled" phase (not "norms grow, loss falls" to the end); the same curve falling
+    on to 1e-8 after t = 100 converges instead and has no settled phase."""
+    t = _grid()
+    lt = np.log10(np.maximum(t, 1e-3))
+    loss = np.where(lt < 0, 1.0, np.where(lt < 1, 10 ** -lt, 0.1))
+    loss[0] = 1.0
+    ph, _ = phases.detect_phases(_traj(t, loss, np.full((len(t), 2), 1e-6)))
+    by = {p.name: p for p in ph}
+    assert "convergence" not in by and "plateau" not in by
+    settled, fit = by["settled"], by["fitting"]
+    assert 9 <= settled.start <= 11.3 and settled.end == t[-1]
+    assert fit.end == settled.start and settled.plain == phases.PLAIN["settled"]
+    on = np.where(lt < 2, loss, 0.1 * 10 ** (-7 * (lt - 2)))
+    names = {p.name for p in phases.detect_phases(_traj(t, on, np.full((len(t), 2), 1e-6)))[0]}
+    assert "settled" not in names and {"fitting", "convergence", "plateau"} <= names
+
+
 def test_accuracy_plateau_and_activation_changes():
     t = _grid()
     acc = np.where(t < 5, 0.5, 1.0)

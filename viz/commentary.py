@@ -133,6 +133,9 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
     if key == "convergence":
         return (f"{plain}: the loss is {num(loss)} (from {num(loss0)}) and shrinks slowly "
                 f"now.")
+    if key == "settled":
+        return (f"{plain}: the loss stays at {num(loss)} (from {num(loss0)}) and falls no "
+                f"further in this run; largest ‖w‖ {big}.")
     if key == "OLS plateau":
         if ph is not None and ph.end < t_last * (1 - 1e-6):  # it escapes: say when
             return (f"{plain}: the loss sits at {num(loss)}, the best straight line's "

@@ -52,6 +52,7 @@ PHASE_COLOURS: dict[str, str] = {
     "alignment": OKABE_ITO["sky_blue"],
     "fitting": OKABE_ITO["orange"],
     "convergence": OKABE_ITO["bluish_green"],
+    "settled": "#BBBBBB",  # grey (Paul Tol): the loss stopped above zero
     "plateau": "#999933",  # olive (Paul Tol's muted palette, as below)
     "accuracy plateau": OKABE_ITO["yellow"],
     "initial plateau": OKABE_ITO["reddish_purple"],

@@ -33,6 +33,7 @@ PHASE_WORDS: dict[str, PhaseWords] = {
     "alignment": PhaseWords("neurons turn, norms tiny", "neurons turn"),
     "fitting": PhaseWords("norms grow, loss falls", "loss falls"),
     "convergence": PhaseWords("fitted, loss → 0", "fitted"),
+    "settled": PhaseWords("loss settles above zero", "settled"),
     "initial plateau": PhaseWords("loss flat at first", "loss flat"),
     "plateau": PhaseWords("loss stalls", "stalls"),
     "accuracy plateau": PhaseWords("accuracy stuck", "acc. stuck"),
@@ -53,7 +54,7 @@ PHASE_WORDS: dict[str, PhaseWords] = {
 # generic phases that restate what a curve shows: folded into the hover of a drawn phase
 # that covers them instead of a strip row of their own
 FOLDABLE = ("initial plateau", "plateau", "accuracy plateau")
-STORY = ("alignment", "fitting", "convergence")  # the strip's first row, in time order
+STORY = ("alignment", "fitting", "convergence", "settled")  # the strip's first row, in order
 
 MARKER_WORDS: dict[str, str] = {
     "saddle escape": "loss starts to fall",
