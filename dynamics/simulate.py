@@ -467,7 +467,9 @@ def _simulate(config: Config, progress: ProgressFn | None, deadline: float | Non
     targets = stepper.landing_times(policy.frames[1:])
     table = _FrameTable(policy, config, ds, problem, len(targets) + 1, W0, a0)
     table.add(0.0, W0, a0)
-    frames = _FrameQueue(table, threaded=len(targets) >= PIPELINE_MIN_FRAMES and _spare_cpu())
+    # uncompiled kernels hold the interpreter lock: a worker would only add hand-offs
+    frames = _FrameQueue(table, threaded=len(targets) >= PIPELINE_MIN_FRAMES and _spare_cpu()
+                         and cache.mode() != "interpreted")
     control = _Control(start, deadline, cancel, progress)
     try:
         end = _drive(stepper, _Schedule(targets, policy.scalars, it.t_end, policy.spacing),
