@@ -276,13 +276,15 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     axis_px = column_px(2, PRESENTER_WIDTH_PX if presenter else NARROW_PX)
     strips = []
     row = 0
-    lanes = 0 if presenter else 2  # for the words of blocks too narrow for them (presenter:
-    # none, so the plots keep their 45 % of a 720 px window; those words are in the hover)
+    # lanes for the words of blocks too narrow for them: in presenter mode one, shared by both
+    # runs (the plots keep their 45 % of a 720 px window; without it a sliver such as B's
+    # "fitted" at the end had no words but a hover)
+    lanes = 1 if presenter else 2
     for side in (0, 1):
         st = plan_strip(analyses[side], spec, style, axis_px=axis_px,
                         max_lanes=min(1, lanes), markers=False, group=labels[side],
                         first_row=row, max_rows=1, own_first=True,
-                        size=style.small * (0.8 if presenter else 0.9))
+                        size=style.small * (0.75 if presenter else 0.9))
         row += st.rows + st.lanes
         lanes -= st.lanes
         strips.append(st)
