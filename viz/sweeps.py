@@ -7,6 +7,7 @@ published points) side by side, and say in the legend which is which.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,15 +38,35 @@ def series_style(i: int, colour: str | None = None) -> dict:
 
 
 # ============================================================================ helpers
+TITLE_CHARS = 44  # a line of a sweep plot's title: left of Plotly's toolbar at 800 px
+TITLE_PAD_PX = 24  # above the title, from the figure's top (a wrapped title's box starts above its pad)
+SUBTITLE_PX = 34  # under the title: the panels' own titles (subplots) or a gap
+
+
+def title_clear_of_toolbar(text: str) -> dict[str, object]:
+    """A plot title left-aligned and wrapped at word boundaries into lines of at most
+    TITLE_CHARS characters (`<br>`): Plotly's toolbar shows at the figure's top right on
+    hover, and a centred title of a whole line ran under it."""
+    lines = textwrap.wrap(text, TITLE_CHARS, break_long_words=False) or [""]
+    return {"text": "<br>".join(lines), "x": 0.0, "xanchor": "left", "xref": "paper",
+            "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": TITLE_PAD_PX}}
+
+
+def title_top_px(text: str, size: float) -> int:
+    """The top margin that holds `text` wrapped by `title_clear_of_toolbar` at font `size`."""
+    lines = max(1, len(textwrap.wrap(text, TITLE_CHARS, break_long_words=False)))
+    return TITLE_PAD_PX + round(1.3 * size * lines) + SUBTITLE_PX
+
+
 def _layout(fig: go.Figure, title: str, xtitle: str, ytitle: str, log_x: bool = False,
             log_y: bool = False, presenter: bool = False, height: int = 620) -> go.Figure:
     st = style_for(presenter)
     white_template(fig)
     fig.update_layout(
-        title={"text": title, "font": {"size": st.title}},
+        title={**title_clear_of_toolbar(title), "font": {"size": st.title}},
         height=height, font={"size": st.font},
         legend={"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},
-        margin={"l": 70, "r": 20, "t": 60, "b": 150},
+        margin={"l": 70, "r": 20, "t": title_top_px(title, st.title), "b": 150},
         hovermode="closest",
     )
     fig.update_xaxes(title_text=xtitle, type="log" if log_x else "linear")
@@ -250,7 +271,8 @@ def trap_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
     fig.update_yaxes(range=[-0.05, 1.05], title_text="P(trapped at OLS)", row=1, col=1)
     fig = _layout(fig, "Spurious OLS trap (Boursier & Flammarion): fraction of seeds",
                   "init scale λ", "P(trapped at OLS)", presenter=presenter)
-    fig.update_xaxes(type="log")
+    # whole decades only: a minor label beside one ("0.001 2") read as another number
+    fig.update_xaxes(type="log", dtick=1)
     return fig
 
 
@@ -291,8 +313,10 @@ def phase1_figure(df: pd.DataFrame, presenter: bool = False) -> go.Figure:
         ("Phase ", " ends"))) for c in cols], ignore_index=True)
     fig = lines_figure(long, "data.angle_deg", "_t", color="phase", log_x=False, log_y=True,
                        presenter=presenter)
-    fig.update_layout(title={"text": "Phase I time against the angle between x₊ and x₋ "
-                             "(Wang & Ma; measured only — no formula available)"})
+    title = ("Phase I time against the angle between x₊ and x₋ (Wang & Ma; measured only — no "
+             "formula available)")
+    fig.update_layout(title=title_clear_of_toolbar(title),
+                      margin={"t": title_top_px(title, style_for(presenter).title)})
     fig.update_xaxes(title_text="angle between x₊ and x₋ (degrees)")
     fig.update_yaxes(title_text="time t")
     return fig
