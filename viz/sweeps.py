@@ -39,7 +39,7 @@ def series_style(i: int, colour: str | None = None) -> dict:
 
 # ============================================================================ helpers
 TITLE_CHARS = 44  # a line of a sweep plot's title: left of Plotly's toolbar at 800 px
-TITLE_PAD_PX = 24  # above the title, from the figure's top (a wrapped title's box starts above its pad)
+TITLE_PAD_PX = 24  # above the title (a wrapped title's box starts above its pad)
 SUBTITLE_PX = 34  # under the title: the panels' own titles (subplots) or a gap
 
 

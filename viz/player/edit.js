@@ -694,16 +694,8 @@
     function paint() {
       if (!E.editing || !axes()) return;
       const full = plot._fullLayout;
-      const w = full.width, h = full.height, dpr = window.devicePixelRatio || 1;
-      if (layer.width !== Math.round(w * dpr) || layer.height !== Math.round(h * dpr)) {
-        layer.width = Math.round(w * dpr);
-        layer.height = Math.round(h * dpr);
-        layer.style.width = w + "px";
-        layer.style.height = h + "px";
-      }
-      const ctx = layer.getContext("2d");
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      ctx.clearRect(0, 0, w, h);
+      const w = full.width, h = full.height;
+      const ctx = EAE.canvasFor(layer, w, h);
       const d = E.data, ed = E.ed;
       const b = weights(ed, d.y, d.sw);
       const ex = extremal2d(d.X, b, ed.gamma);

@@ -434,17 +434,7 @@
         const paper = container.querySelector(".main-svg");
         container.insertBefore(layer, paper ? paper.nextSibling : null);
       }
-      const w = plot._fullLayout.width, h = plot._fullLayout.height;
-      const dpr = window.devicePixelRatio || 1;
-      if (layer.width !== Math.round(w * dpr) || layer.height !== Math.round(h * dpr)) {
-        layer.width = Math.round(w * dpr);
-        layer.height = Math.round(h * dpr);
-        layer.style.width = w + "px";
-        layer.style.height = h + "px";
-      }
-      const ctx = layer.getContext("2d");
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      ctx.clearRect(0, 0, w, h);
+      const ctx = EAE.canvasFor(layer, plot._fullLayout.width, plot._fullLayout.height);
       const fig = figOf(P.run);
       const all = fig.data.map((_, i) => i).filter((i) => (fig.data[i].type || "scatter") === "scatter");
       EAE.paint(ctx, P.run, fig, P.shownFrame, all, plot);
@@ -634,7 +624,7 @@
       const done = function () {
         swapping = false;
         if (P.familyWanted !== P.familyShown) swapTo(P.familyWanted);
-        else settleSoon();
+        else if (!P.holding) settleSoon();  // (held: settled on release)
       };
       const same = figOf(P.run).signature === figOf(got.run).signature;
       (same ? swapData(got.run, got.key) : show(got.run, got.key, true, true)).then(done, done);

@@ -511,6 +511,24 @@
     return out;
   }
 
+  /** The 2D context of canvas `layer` drawn over a figure `w` × `h` CSS px: its backing store
+   * sized to the device's pixels (resized only when that changes), scaled so that one unit is
+   * one CSS px, and cleared. */
+  function canvasFor(layer, w, h) {
+    const dpr = window.devicePixelRatio || 1;
+    if (layer.width !== Math.round(w * dpr) || layer.height !== Math.round(h * dpr)) {
+      layer.width = Math.round(w * dpr);
+      layer.height = Math.round(h * dpr);
+      layer.style.width = w + "px";
+      layer.style.height = h + "px";
+    }
+    const ctx = layer.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, h);
+    return ctx;
+  }
+
+  EAE.canvasFor = canvasFor;
   EAE.fitTicks = fitTicks;
   EAE.decode = decode;
   EAE.compose = compose;
