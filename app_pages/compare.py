@@ -21,7 +21,7 @@ from dynamics.config import Config
 from dynamics.papers import PAPERS, Comparison
 from ui import charts, controls, downloads, figures, presenter, runner, state, text
 from ui.settings import setting
-from ui.view import LABELS, Radius, TimeAxis, View, page_view
+from ui.view import LABELS, Radius, TimeAxis, View, page_view, view_default
 from viz.compare import difference_rows
 
 PA, PB = "cmp.a", "cmp.b"  # widget/session prefixes of the two control panels
@@ -49,8 +49,8 @@ class CompareView(View):
     """What this page shows besides the two runs: the preset pair and the display options."""
 
     preset: PresetName = Field(DEFAULT_PRESET, alias="preset")  # type: ignore[valid-type]
-    radius: Radius = Field("normalised", alias="view.radius")
-    time_axis: TimeAxis = Field("log", alias="view.time_axis")
+    radius: Radius = Field(view_default("view.radius"), alias="view.radius")
+    time_axis: TimeAxis = Field(view_default("view.time_axis"), alias="view.time_axis")
 
 
 @lru_cache(maxsize=16)

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dynamics import ladders
 from dynamics.config import DATA_CLASSES, Config, ConfigError, IntegratorConfig
 from dynamics.limits import get_limits
 from dynamics.timescales import AutoTime, with_auto_time
@@ -199,12 +200,6 @@ class _Panel:
 
 def _none_if_zero(v: Any) -> Any:
     return None if v in (0, 0.0, None) else v
-
-
-def _with_choice(choices: tuple[float, ...], value: float) -> list[float]:
-    out = set(choices)
-    out.add(float(value))
-    return sorted(out)
 
 
 #: Rows of a data table listed in the sidebar (the editor holds them all).
@@ -508,7 +503,7 @@ def _training_controls(p: _Panel) -> None:
             p.number("integrator.lr")
         else:
             rtol = float(p.base["integrator"]["rtol"])
-            p.widget("integrator.rtol", options=_with_choice(RTOL_CHOICES, rtol))
+            p.widget("integrator.rtol", options=ladders.with_value(RTOL_CHOICES, rtol))
     it = p.base["integrator"]
     if it.get("lr_w", 1.0) != 1.0 or it.get("lr_a", 1.0) != 1.0:  # per-layer rates, once set
         c1, c2 = st.columns(2)
@@ -613,7 +608,7 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
     return Controls(config, shown_view, None, raw, p.slots, p.notes, auto, at, url_config)
 
 
-GAMMA_STEP = 0.05  # the γ field's +/− step (`_model_controls`)
+GAMMA_STEP = settings.setting("model.gamma").step  # the γ field's +/− step
 
 
 def moved_control(before: Config | None, after: Config) -> tuple[str | None, float]:
@@ -649,7 +644,7 @@ def _neighbours(config_json: str, auto: bool, moved: str | None,
     config = Config.from_json(config_json)
     gamma = float(config.model.gamma)
     eps = float(config.init.scale)
-    ladder = _with_choice(EPS_CHOICES, eps)
+    ladder = ladders.with_value(EPS_CHOICES, eps)
     i = ladder.index(eps)
     steps: dict[str, list[tuple[str, float]]] = {
         "gamma": [("gamma", round(gamma + s * GAMMA_STEP, 10)) for s in (1, -1)],
