@@ -24,13 +24,8 @@ PAPERS_PAGE, PAPERS_KEY = "papers", "pp"  # the Papers page and its binder's key
 B = state.Binder(PREFIX, View)
 
 
-def page() -> None:
-    """The page (st.Page calls it on every run; no page state lives at module level)."""
-    bound = B.load()
-    on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
-    presenter.switch("view.presenter")
-    params = B.sync(View(presenter=on), {})
-    st.title("Early alignment, in one picture")
+def _about(on: bool) -> None:
+    """What early alignment is, in a student's words (collapsed in presenter mode)."""
     about = presenter.intro(on, "What is early alignment?")  # collapsed in presenter mode
     about.markdown(
         "Train a two-layer ReLU network h(x) = Σⱼ aⱼ σ(⟨wⱼ, x⟩) by gradient flow, starting from "
@@ -55,6 +50,11 @@ def page() -> None:
         "three-point example ends on the least-squares line, a spurious stationary point, because "
         "all useful neurons aligned to one direction before they could specialise. Wang & Ma "
         "describe, for two signals and a frozen output layer, a sequence of four such phases.")
+
+
+def _example(on: bool) -> FigureView:
+    """The small live example: its figure and "Open this example in the Explorer"; returns the
+    figure's view (the scenarios' buttons open with it)."""
     if not on:  # in presenter mode the figure follows the title
         st.subheader("A small live example")
     config = Config.from_dict(EXAMPLE)
@@ -74,6 +74,11 @@ def page() -> None:
                      help="The Explorer with this run's settings, every one of them to "
                           "change."):
             state.open_in_explorer(config, view)
+    return view
+
+
+def _how_to_read() -> None:
+    """How to read the main figure, panel by panel."""
     st.subheader("How to read the figure")
     st.markdown(
         "- **Left panel, one marker per neuron.** Its angle is the direction of wⱼ (projected onto "
@@ -96,6 +101,10 @@ def page() -> None:
         "the run; **dashed — a time predicted by theory** (e.g. Min et al.'s bound T).\n"
         "- **Under the slider** a sentence says what is happening at that time and where to "
         "look.")
+
+
+def _scenarios(view: FigureView) -> None:
+    """One box per paper showcase: open it in the Explorer or on its paper's page."""
     st.subheader("Open a scenario")
     SCENARIOS = [(p, sc) for p in PAPERS.values() for sc in p.showcases]  # registry order
     cols = st.columns(3)
@@ -116,6 +125,19 @@ def page() -> None:
                                   "its knobs, and the claims checked."):
                     q = {"paper": paper, f"{paper}.preset": name, **view.to_query()}
                     state.switch_to(PAPERS_PAGE, q, PAPERS_KEY)
+
+
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    bound = B.load()
+    on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+    presenter.switch("view.presenter")
+    params = B.sync(View(presenter=on), {})
+    st.title("Early alignment, in one picture")
+    _about(on)
+    view = _example(on)
+    _how_to_read()
+    _scenarios(view)
     # drawn only once opened: the code block's highlighter script would otherwise load with the
     # page, competing with the figure's
     share = st.expander("Share this page", expanded=False, key=f"{PREFIX}.share", on_change="rerun")

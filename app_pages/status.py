@@ -13,6 +13,7 @@ from __future__ import annotations
 import platform
 from dataclasses import fields
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -55,34 +56,27 @@ def _limits_table(active: Limits) -> pd.DataFrame:
 B = state.Binder(PREFIX, View)
 
 
-def page() -> None:
-    """The page (st.Page calls it on every run; no page state lives at module level)."""
-    bound = B.load()
-    on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
-    presenter.switch("view.presenter")
-    B.sync(View(presenter=on), {})
-    st.title("About & status")
-    presenter.intro(on, "About this app").caption(
-        "Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
-        "small initialisation. Every run goes through one cached service per server process.")
-    if not get_settings().operator:
-        st.subheader("What this server allows")
-        st.caption("Settings over these limits are refused with a message saying what to change; "
-                   "runs estimated to take longer than the last line start only when you press "
-                   "Run.")
-        lim = get_limits()
-        st.dataframe(pd.DataFrame([
-            {"limit": LIMIT_HELP.get(f.name, f.name),
-             "value": f"{getattr(lim, f.name):g}" if isinstance(getattr(lim, f.name), float)
-             else str(getattr(lim, f.name))}
-            for f in fields(Limits) if f.name in VISITOR_LIMITS]), hide_index=True, width="stretch")
-        st.caption("Counters, caches and server settings are shown to the server's operators "
-                   "only: whoever runs the server turns that view on by starting it with the "
-                   "environment variable EAE_OPERATOR=1 (the hosting guide lists every "
-                   "setting).")
-        st.stop()
-    service = get_service()
-    stats = service.stats()
+def _visitor_view() -> None:
+    """What a visitor sees: the limits this server allows (counters and caches are the
+    operator's)."""
+    st.subheader("What this server allows")
+    st.caption("Settings over these limits are refused with a message saying what to change; "
+               "runs estimated to take longer than the last line start only when you press "
+               "Run.")
+    lim = get_limits()
+    st.dataframe(pd.DataFrame([
+        {"limit": LIMIT_HELP.get(f.name, f.name),
+         "value": f"{getattr(lim, f.name):g}" if isinstance(getattr(lim, f.name), float)
+         else str(getattr(lim, f.name))}
+        for f in fields(Limits) if f.name in VISITOR_LIMITS]), hide_index=True, width="stretch")
+    st.caption("Counters, caches and server settings are shown to the server's operators "
+               "only: whoever runs the server turns that view on by starting it with the "
+               "environment variable EAE_OPERATOR=1 (the hosting guide lists every "
+               "setting).")
+
+
+def _service(stats: dict[str, Any]) -> None:
+    """The service's counters: hits, computations, runs now, errors."""
     st.subheader("Service")
     row = st.columns(4)
     row[0].metric("Memory hits", f"{stats['memory_hits']:,}")
@@ -98,6 +92,10 @@ def page() -> None:
     row[1].metric("Queued", f"{stats['queued']}")
     row[2].metric("Cancelled", f"{stats['cancelled']:,}")
     row[3].metric("Errors", f"{stats['errors']:,}")
+
+
+def _caches(service: Any, stats: dict[str, Any]) -> None:
+    """The caches' sizes and health, and the button that clears the memory cache."""
     st.subheader("Caches")
     row = st.columns(3)
     row[0].metric("Memory entries", f"{stats['memory_entries']} of {stats['memory_limit_entries']}")
@@ -115,6 +113,10 @@ def page() -> None:
     if st.button("Clear memory cache", help="drop the in-process cache; the disk cache stays"):
         service.clear_memory()
         st.success("Memory cache cleared.")
+
+
+def _settings() -> None:
+    """The limits, the threads' settings and the versions."""
     st.subheader("Limits")
     st.caption("Each limit is read from its environment variable (EAE_ + the name in capitals); "
                "configurations over a limit are refused with a message naming it.")
@@ -129,6 +131,26 @@ def page() -> None:
          for p in ("numpy", "numba", "scipy", "streamlit", "plotly", "pydantic")]
         + [{"package": "python", "version": platform.python_version()}]),
         hide_index=True)
+
+
+def page() -> None:
+    """The page (st.Page calls it on every run; no page state lives at module level)."""
+    bound = B.load()
+    on = presenter.mode("view.presenter", bound.view.presenter, bound.fresh)
+    presenter.switch("view.presenter")
+    B.sync(View(presenter=on), {})
+    st.title("About & status")
+    presenter.intro(on, "About this app").caption(
+        "Early Alignment Explorer: gradient flow of two-layer (leaky) ReLU networks from "
+        "small initialisation. Every run goes through one cached service per server process.")
+    if not get_settings().operator:
+        _visitor_view()
+        st.stop()
+    service = get_service()
+    stats = service.stats()
+    _service(stats)
+    _caches(service, stats)
+    _settings()
 
 
 if __name__ == "__main__":  # run as a script (AppTest.from_file, streamlit run)

@@ -291,6 +291,83 @@ def _progress() -> None:
     st.rerun()
 
 
+def _chooser(on: bool, busy: bool) -> tuple[Any, str, bool]:
+    """The sweep's box: built-in or composed (its link kept in sync), what it runs and the
+    Run button; returns the spec (None while invalid), its name and whether Run was
+    pressed."""
+    with st.container(border=True):
+        mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
+                        disabled=busy, help="Built-in: a paper's sweep, ready to run; "
+                                            "Compose: your own axes over a base "
+                                            "configuration.")
+        if mode == "Built-in":
+            spec, chosen, size = _builtin_panel()
+            B.sync(SweepsView(sweep=chosen, size=size, presenter=on), {})
+        else:
+            spec, chosen = _compose_panel()
+            B.sync(SweepsView(sweep="custom", presenter=on), {})
+        if spec is not None:
+            axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
+            st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
+                       f"{spec.description}")
+        run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
+                                key=f"{KEY}.run",  # Cancel: under the progress bar
+                                help="Runs every point of the sweep on the server's workers; "
+                                     "each point appears on the plot as it finishes.")
+    return spec, chosen, run_clicked
+
+
+def _result(res: sw.SweepResult) -> None:
+    """A finished sweep: its summary, the plot (the built-in's scaling figure), Explore and
+    Table tabs, and its downloads."""
+    df = res.frame
+    counts = ", ".join(f"{v} {k}" for k, v in res.status_counts().items())
+    msg = (f"{len(df)} runs in {res.elapsed_s:.1f} s on {res.n_workers} Dask workers "
+           f"({res.scheduler}): {counts}.")
+    (st.warning if res.cancelled else st.success)(("Cancelled. " if res.cancelled else "")
+                                                   + msg)
+    name = res.sweep.builtin
+    tabs = st.tabs(["Scaling plot" if name else "Plot", "Explore", "Table"])
+    axes = list(res.sweep.axis_fields)
+    numeric = [c for c in res.sweep.record if c != "phases"]
+    with tabs[0]:
+        if name and name in vs.BUILTIN_FIGURES:
+            charts.chart(_figure(res), key=f"{KEY}.fig.builtin", main=False)
+            st.caption(sw.BUILTINS[name].claim)
+        else:
+            y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0", help=Q_HELP)
+            charts.chart(vs.default_figure(df, axes, y), key=f"{KEY}.fig.default", main=False)
+    with tabs[1]:
+        cc = st.columns(3)
+        y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
+                            index=numeric.index("final_loss") if "final_loss" in numeric
+                            else 0, help=Q_HELP)
+        kind = cc[1].radio("Chart", ["lines", "heatmap"], horizontal=True, key=f"{KEY}.kind",
+                           index=1 if len(axes) >= 2 else 0,
+                           help="lines: the quantity against one axis, a line per value of "
+                                "the other; heatmap: two axes, colour = the quantity.")
+        if kind == "heatmap" and len(axes) < 2:
+            st.info("A heatmap needs two axes; showing lines.")
+            kind = "lines"
+        if axes:
+            x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x",
+                                help="The setting along the horizontal axis.")
+            rest = [a for a in axes if a != x]
+            fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
+                   else vs.lines_figure(df, x, y, color=rest[0] if rest else None))
+            charts.chart(fig, key=f"{KEY}.fig.explore", main=False)
+    with tabs[2]:
+        st.dataframe(df, hide_index=True, key=f"{KEY}.table")
+    stem = (name or "sweep").replace(" ", "_")
+    d1, d2, d3, _ = st.columns([1, 1, 1, 3])
+    d1.download_button("CSV", res.to_csv_bytes(), f"{stem}.csv", "text/csv", key=f"{KEY}.csv")
+    d2.download_button("Parquet", res.to_parquet_bytes(), f"{stem}.parquet",
+                       "application/octet-stream", key=f"{KEY}.parquet")
+    d3.download_button("Sweep JSON", res.sweep.to_json(), f"{stem}.json", "application/json",
+                       key=f"{KEY}.json")
+
+
+
 def page() -> None:
     """The page (st.Page calls it on every run; no page state lives at module level)."""
     # ----------------------------------------------------------------------------- page
@@ -311,25 +388,7 @@ def page() -> None:
         st.warning(text.with_list("Some link parameters could not be used:", bound.warnings))
     job: Job | None = st.session_state.get(f"{KEY}.job")
     busy = job is not None and job.running
-    with st.container(border=True):
-        mode = st.radio("Sweep", ["Built-in", "Compose"], horizontal=True, key=f"{KEY}.mode",
-                        disabled=busy, help="Built-in: a paper's sweep, ready to run; "
-                                            "Compose: your own axes over a base "
-                                            "configuration.")
-        if mode == "Built-in":
-            spec, chosen, size = _builtin_panel()
-            B.sync(SweepsView(sweep=chosen, size=size, presenter=on), {})
-        else:
-            spec, chosen = _compose_panel()
-            B.sync(SweepsView(sweep="custom", presenter=on), {})
-        if spec is not None:
-            axes_txt = " × ".join(f"{ax.field} ({len(ax.points())})" for ax in spec.axes)
-            st.caption(f"{spec.n_points()} runs: {axes_txt} × {len(spec.seeds)} seeds. "
-                       f"{spec.description}")
-        run_clicked = st.button("Run sweep", type="primary", disabled=busy or spec is None,
-                                key=f"{KEY}.run",  # Cancel: under the progress bar
-                                help="Runs every point of the sweep on the server's workers; "
-                                     "each point appears on the plot as it finishes.")
+    spec, chosen, run_clicked = _chooser(on, busy)
     if run_clicked and spec is not None:
         job = _start(spec)
         st.session_state[f"{KEY}.job"] = job
@@ -342,51 +401,7 @@ def page() -> None:
         st.error(f"The sweep could not run: {text.literal(err)}")
     res: sw.SweepResult | None = st.session_state.get(f"{KEY}.result")
     if res is not None:
-        df = res.frame
-        counts = ", ".join(f"{v} {k}" for k, v in res.status_counts().items())
-        msg = (f"{len(df)} runs in {res.elapsed_s:.1f} s on {res.n_workers} Dask workers "
-               f"({res.scheduler}): {counts}.")
-        (st.warning if res.cancelled else st.success)(("Cancelled. " if res.cancelled else "")
-                                                       + msg)
-        name = res.sweep.builtin
-        tabs = st.tabs(["Scaling plot" if name else "Plot", "Explore", "Table"])
-        axes = list(res.sweep.axis_fields)
-        numeric = [c for c in res.sweep.record if c != "phases"]
-        with tabs[0]:
-            if name and name in vs.BUILTIN_FIGURES:
-                charts.chart(_figure(res), key=f"{KEY}.fig.builtin", main=False)
-                st.caption(sw.BUILTINS[name].claim)
-            else:
-                y = st.selectbox("Quantity", numeric, key=f"{KEY}.y0", help=Q_HELP)
-                charts.chart(vs.default_figure(df, axes, y), key=f"{KEY}.fig.default", main=False)
-        with tabs[1]:
-            cc = st.columns(3)
-            y = cc[0].selectbox("Quantity", numeric, key=f"{KEY}.y1",
-                                index=numeric.index("final_loss") if "final_loss" in numeric
-                                else 0, help=Q_HELP)
-            kind = cc[1].radio("Chart", ["lines", "heatmap"], horizontal=True, key=f"{KEY}.kind",
-                               index=1 if len(axes) >= 2 else 0,
-                               help="lines: the quantity against one axis, a line per value of "
-                                    "the other; heatmap: two axes, colour = the quantity.")
-            if kind == "heatmap" and len(axes) < 2:
-                st.info("A heatmap needs two axes; showing lines.")
-                kind = "lines"
-            if axes:
-                x = cc[2].selectbox("x axis", axes, key=f"{KEY}.x",
-                                    help="The setting along the horizontal axis.")
-                rest = [a for a in axes if a != x]
-                fig = (vs.heatmap_figure(df, x, rest[0], y) if kind == "heatmap"
-                       else vs.lines_figure(df, x, y, color=rest[0] if rest else None))
-                charts.chart(fig, key=f"{KEY}.fig.explore", main=False)
-        with tabs[2]:
-            st.dataframe(df, hide_index=True, key=f"{KEY}.table")
-        stem = (name or "sweep").replace(" ", "_")
-        d1, d2, d3, _ = st.columns([1, 1, 1, 3])
-        d1.download_button("CSV", res.to_csv_bytes(), f"{stem}.csv", "text/csv", key=f"{KEY}.csv")
-        d2.download_button("Parquet", res.to_parquet_bytes(), f"{stem}.parquet",
-                           "application/octet-stream", key=f"{KEY}.parquet")
-        d3.download_button("Sweep JSON", res.sweep.to_json(), f"{stem}.json", "application/json",
-                           key=f"{KEY}.json")
+        _result(res)
     elif not busy:
         st.info("Pick a sweep and press **Run sweep**. The quick built-ins take a few seconds to "
                 "half a minute on two cores; the plot fills in as points finish, then the table "

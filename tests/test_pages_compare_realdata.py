@@ -314,3 +314,19 @@ def test_parse_errors_are_sentences():
     buf = io.BytesIO()
     np.savez(buf, X=np.eye(2), y=np.array([1.0, -1.0]))
     assert parse_upload("ok.npz", buf.getvalue(), loss="exponential").X.shape == (2, 2)
+
+
+def test_every_preset_pair_draws_with_its_init_schemes_named():
+    """Every pair the Compare page offers draws (a scheme missing from the run titles' words
+    was a KeyError: the papers' exp_margin and tau_delta pairs), each run's title naming its
+    initialisation."""
+    from app_pages.compare import PRESETS, preset_configs
+
+    words = {"exp_margin": "Exp", "tau_delta": "δ = "}
+    for name in PRESETS:
+        a, b = preset_configs(name)
+        ta, tb = simulate(a), simulate(b)
+        scene = compare_figure(ta, tb, labels=("A", "B"))
+        titles = " ".join(ann["text"] for ann in scene.layout["annotations"][:2])
+        for c in (a, b):
+            assert words.get(c.init.scheme, "") in titles, (name, c.init.scheme, titles)

@@ -12,6 +12,7 @@ the reason, instead of removing the picture.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import plotly.graph_objects as go
@@ -36,12 +37,10 @@ STALE_CSS = """<style>
 
 
 def options_of(view: Any) -> FigureOptions:
-    """The `FigureOptions` of a page's view (its presenter flag and, where it has them, the
-    figure's axis options)."""
-    return FigureOptions(presenter=bool(getattr(view, "presenter", False)),
-                         radius=getattr(view, "radius", "normalised"),
-                         time_axis=getattr(view, "time_axis", "log"),
-                         time_scale=getattr(view, "time_scale", "t"))
+    """The `FigureOptions` of a page's view: the options the view has (its presenter flag
+    and, where it has them, the figure's axis options), the others at their defaults."""
+    return FigureOptions(**{f.name: getattr(view, f.name) for f in fields(FigureOptions)
+                            if hasattr(view, f.name)})
 
 
 def animated(shown: Shown, *, key: str, presenter: bool = False,

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dynamics import ladders
 from dynamics.config import DATA_CLASSES, Config, ConfigError, IntegratorConfig
 from dynamics.limits import get_limits
 from dynamics.timescales import AutoTime, with_auto_time
@@ -201,12 +202,6 @@ def _none_if_zero(v: Any) -> Any:
     return None if v in (0, 0.0, None) else v
 
 
-def _with_choice(choices: tuple[float, ...], value: float) -> list[float]:
-    out = set(choices)
-    out.add(float(value))
-    return sorted(out)
-
-
 #: Rows of a data table listed in the sidebar (the editor holds them all).
 TABLE_ROWS_SHOWN = 8
 _ROWS_CSS = ("<style>.eae-rows{border-collapse:collapse;font-size:0.85rem;width:100%}"
@@ -290,104 +285,109 @@ def _table_of(p: _Panel, kind: str, columns: tuple[str, ...], d: dict[str, Any],
 
 
 def _data_controls(p: _Panel) -> None:
+    """The data kind, then that kind's own controls (`_KIND_CONTROLS`; an upload otherwise),
+    then the bias."""
     kind = p.widget("data.kind", options=list(DATA_CLASSES))
     if kind != p.base["data"]["kind"]:  # switch: seed this kind's widgets from its defaults
         p.base["data"] = DATA_CLASSES[kind]().model_dump(mode="json")
     d = p.base["data"]
-    if kind == "points":
-        _table_of(p, kind, ("angles_deg", "radii", "labels"), d, "One row per data point "
-                  "x = r(cos θ, sin θ). Labels ±1 classify; other labels regress (square "
-                  "loss). Add or delete rows at the bottom.")
-    elif kind == "clusters":
-        _table_of(p, kind, ("angles_deg", "labels"), d, "One row per cluster centre on the "
-                  "circle, with its label.")
-        c1, c2, c3 = st.columns(3)
-        with c1:
-            p.number("data.radius")
-        with c2:
-            p.number("data.n_per")
-        with c3:
-            p.number("data.noise")
-    elif kind == "two_signals":
-        p.number("data.angle_deg")
-        c1, c2, c3 = st.columns(3)
-        with c1:
-            p.number("data.p")
-        with c2:
-            p.number("data.norm_plus")
-        with c3:
-            p.number("data.norm_minus")
-        c1, c2 = st.columns(2)
-        with c1:
-            p.number("data.n_per")
-        with c2:
-            p.number("data.noise")
-    elif kind == "teacher":
-        c1, c2 = st.columns(2)
-        with c1:
-            p.number("data.d")
-        with c2:
-            p.number("data.n", to_widget=lambda v: 0 if v is None else v,
-                     from_widget=_none_if_zero)
-        c1, c2 = st.columns(2)
-        with c1:
-            p.widget("data.scheme")
-        with c2:
-            p.number("data.rho", to_widget=lambda v: 0.0 if v is None else float(v),
-                     from_widget=_none_if_zero)
-    elif kind == "three_point":
-        _table_of(p, kind, ("x", "y"), d, "Univariate inputs x (a bias coordinate 1 is "
-                  "appended) and targets y.")
-    elif kind == "function":
-        p.widget("data.formula")
-        c1, c2, c3 = st.columns(3)
-        with c1:
-            p.number("data.n")
-        with c2:
-            p.number("data.x_min")
-        with c3:
-            p.number("data.x_max")
-        p.widget("data.spacing")
-    elif kind == "digits":
-        c1, c2 = st.columns(2)
-        with c1:
-            a = p.widget("data.classes.0", value=int(d["classes"][0]))
-        with c2:
-            b = p.widget("data.classes.1", value=int(d["classes"][1]))
-        del p.values["data.classes.0"], p.values["data.classes.1"]
-        p.values["data.classes"] = [a, b]
-        p.slot("data.classes")
-        p.number("data.n_per_class", to_widget=lambda v: 0 if v is None else v,
-                 from_widget=_none_if_zero)
-        p.widget("data.centre")
-    elif kind == "vectors":  # coordinates as given (a link, a paper's preset): kept whole
-        dims = {len(r) for r in d["points"]}
-        st.caption(f"{len(d['points'])} points in R^{max(dims, default=0)}, given by their "
-                   "coordinates (they come with the link or a paper's preset).")
-        p.values["data.points"], p.values["data.labels"] = d["points"], d["labels"]
-        p.slot("data.points")
-        p.slot("data.labels")
-    elif kind == "generated":
-        gen = p.widget("data.generator")
-        c1, c2, c3 = st.columns(3)
-        with c1:
-            p.number("data.n")
-        with c2:
-            p.number("data.d")
-        with c3:  # each generator's own parameter
-            if gen == "symmetric_separable":
-                p.number("data.margin")
-            elif gen == "skew_xor":
-                p.number("data.angle_deg")
-            elif gen == "relu_teacher":
-                p.number("data.teacher_width")
-        if gen in ("skew_xor", "linear_teacher"):
-            p.number("data.noise")
-        if gen == "orthogonal":
-            p.widget("data.labels")
-    else:
-        _upload_controls(p, d)
+    _KIND_CONTROLS.get(kind, _upload_controls)(p, d)
     p.widget("data.bias")
+
+
+def _numbers(p: _Panel, *paths: str) -> None:
+    """Number fields side by side, one column each."""
+    for col, path in zip(st.columns(len(paths)), paths, strict=True):
+        with col:
+            p.number(path)
+
+
+def _points_controls(p: _Panel, d: dict[str, Any]) -> None:
+    _table_of(p, "points", ("angles_deg", "radii", "labels"), d, "One row per data point "
+              "x = r(cos θ, sin θ). Labels ±1 classify; other labels regress (square "
+              "loss). Add or delete rows at the bottom.")
+
+
+def _clusters_controls(p: _Panel, d: dict[str, Any]) -> None:
+    _table_of(p, "clusters", ("angles_deg", "labels"), d, "One row per cluster centre on the "
+              "circle, with its label.")
+    _numbers(p, "data.radius", "data.n_per", "data.noise")
+
+
+def _two_signals_controls(p: _Panel, d: dict[str, Any]) -> None:
+    p.number("data.angle_deg")
+    _numbers(p, "data.p", "data.norm_plus", "data.norm_minus")
+    _numbers(p, "data.n_per", "data.noise")
+
+
+def _teacher_controls(p: _Panel, d: dict[str, Any]) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        p.number("data.d")
+    with c2:
+        p.number("data.n", to_widget=lambda v: 0 if v is None else v,
+                 from_widget=_none_if_zero)
+    c1, c2 = st.columns(2)
+    with c1:
+        p.widget("data.scheme")
+    with c2:
+        p.number("data.rho", to_widget=lambda v: 0.0 if v is None else float(v),
+                 from_widget=_none_if_zero)
+
+
+def _three_point_controls(p: _Panel, d: dict[str, Any]) -> None:
+    _table_of(p, "three_point", ("x", "y"), d, "Univariate inputs x (a bias coordinate 1 is "
+              "appended) and targets y.")
+
+
+def _function_controls(p: _Panel, d: dict[str, Any]) -> None:
+    p.widget("data.formula")
+    _numbers(p, "data.n", "data.x_min", "data.x_max")
+    p.widget("data.spacing")
+
+
+def _digits_controls(p: _Panel, d: dict[str, Any]) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        a = p.widget("data.classes.0", value=int(d["classes"][0]))
+    with c2:
+        b = p.widget("data.classes.1", value=int(d["classes"][1]))
+    del p.values["data.classes.0"], p.values["data.classes.1"]
+    p.values["data.classes"] = [a, b]
+    p.slot("data.classes")
+    p.number("data.n_per_class", to_widget=lambda v: 0 if v is None else v,
+             from_widget=_none_if_zero)
+    p.widget("data.centre")
+
+
+def _vectors_controls(p: _Panel, d: dict[str, Any]) -> None:
+    """Coordinates as given (a link, a paper's preset): kept whole."""
+    dims = {len(r) for r in d["points"]}
+    st.caption(f"{len(d['points'])} points in R^{max(dims, default=0)}, given by their "
+               "coordinates (they come with the link or a paper's preset).")
+    p.values["data.points"], p.values["data.labels"] = d["points"], d["labels"]
+    p.slot("data.points")
+    p.slot("data.labels")
+
+
+def _generated_controls(p: _Panel, d: dict[str, Any]) -> None:
+    gen = p.widget("data.generator")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        p.number("data.n")
+    with c2:
+        p.number("data.d")
+    with c3:  # each generator's own parameter
+        if gen == "symmetric_separable":
+            p.number("data.margin")
+        elif gen == "skew_xor":
+            p.number("data.angle_deg")
+        elif gen == "relu_teacher":
+            p.number("data.teacher_width")
+    if gen in ("skew_xor", "linear_teacher"):
+        p.number("data.noise")
+    if gen == "orthogonal":
+        p.widget("data.labels")
 
 
 def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
@@ -442,6 +442,15 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     st.download_button("example CSV", example_csv(), file_name="example_points.csv",
                        mime="text/csv", key=p.key("data._example"),
                        help="A small file in the format the upload reads, to start from.")
+
+
+# each data kind's own controls (any other kind: an upload)
+_KIND_CONTROLS: dict[str, Callable[[_Panel, dict[str, Any]], None]] = {
+    "points": _points_controls, "clusters": _clusters_controls,
+    "two_signals": _two_signals_controls, "teacher": _teacher_controls,
+    "three_point": _three_point_controls, "function": _function_controls,
+    "digits": _digits_controls, "vectors": _vectors_controls, "generated": _generated_controls,
+}
 
 
 def _model_controls(p: _Panel) -> None:
@@ -508,7 +517,7 @@ def _training_controls(p: _Panel) -> None:
             p.number("integrator.lr")
         else:
             rtol = float(p.base["integrator"]["rtol"])
-            p.widget("integrator.rtol", options=_with_choice(RTOL_CHOICES, rtol))
+            p.widget("integrator.rtol", options=ladders.with_value(RTOL_CHOICES, rtol))
     it = p.base["integrator"]
     if it.get("lr_w", 1.0) != 1.0 or it.get("lr_a", 1.0) != 1.0:  # per-layer rates, once set
         c1, c2 = st.columns(2)
@@ -613,7 +622,7 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
     return Controls(config, shown_view, None, raw, p.slots, p.notes, auto, at, url_config)
 
 
-GAMMA_STEP = 0.05  # the γ field's +/− step (`_model_controls`)
+GAMMA_STEP = settings.setting("model.gamma").step  # the γ field's +/− step
 
 
 def moved_control(before: Config | None, after: Config) -> tuple[str | None, float]:
@@ -649,7 +658,7 @@ def _neighbours(config_json: str, auto: bool, moved: str | None,
     config = Config.from_json(config_json)
     gamma = float(config.model.gamma)
     eps = float(config.init.scale)
-    ladder = _with_choice(EPS_CHOICES, eps)
+    ladder = ladders.with_value(EPS_CHOICES, eps)
     i = ladder.index(eps)
     steps: dict[str, list[tuple[str, float]]] = {
         "gamma": [("gamma", round(gamma + s * GAMMA_STEP, 10)) for s in (1, -1)],

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -99,38 +101,20 @@ def _gate(config: Config, prefix: str, ck: str, service: Service) -> bool:
     return False
 
 
-def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None:
-    """The trajectory for `config`: at once from the cache, else computed with a progress bar
-    (shown after SHOW_PROGRESS_AFTER_S) and a Cancel button. None when the user cancelled this
-    config (an info box with a "Run" button is shown instead) or the service failed (an error
-    message is shown)."""
-    service = get_service()
-    ck = config.cache_key()
-    cancelled_key = f"{prefix}._cancelled"
-    sid = sessions.session_id()
-    if sid is not None:
-        sessions.on_end("service", lambda: service.end_session(sid))
-    # reserved on every run, hit or not: the elements below keep their place in the page, so
-    # the last figure stays on screen (stale) while a new run computes
-    holder = st.empty()
-    try:
-        hit = service.peek(config, session=sid)
-    except Exception:  # a damaged cache entry must not break the page
-        hit = None
-    st.session_state.setdefault(FIRST_KEY, ck)
-    if hit is not None:
-        return hit
-    if st.session_state.get(cancelled_key) == ck:
-        with st.container(border=True):
-            st.info("The run for these settings was cancelled. Change a setting, or run it.")
-            st.button("Run", key=f"{prefix}.run_again", on_click=_clear_cancelled,
-                      args=(cancelled_key,), type="primary",
-                      help="Runs these settings again (the last run was cancelled).")
-        return None
-    if not _gate(config, prefix, ck, service):
-        return None
-    if startup.compiling() and interpreted_seconds(config) > PROVISIONAL_MAX_S:
-        startup.wait_for_kernels()  # too large to run uncompiled: the compiler goes first
+def _cancelled_box(prefix: str, cancelled_key: str) -> None:
+    """Said in place of a run the user cancelled, with a button that runs it again."""
+    with st.container(border=True):
+        st.info("The run for these settings was cancelled. Change a setting, or run it.")
+        st.button("Run", key=f"{prefix}.run_again", on_click=_clear_cancelled,
+                  args=(cancelled_key,), type="primary",
+                  help="Runs these settings again (the last run was cancelled).")
+
+
+def _progress_bar(holder: Any, prefix: str, cancelled_key: str,
+                  ck: str) -> Callable[[float, str], None]:
+    """The service's progress callback for a run of cache key `ck`: a bar with a Cancel button
+    in `holder` once the run has taken SHOW_PROGRESS_AFTER_S (a queue message at once, every
+    time), updated every UPDATE_EVERY_S; a long wait lets the other sessions' pages run."""
     start = time.perf_counter()
     ui: dict[str, object] = {"bar": None, "last": 0.0}
 
@@ -153,6 +137,38 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
                                text=label)
             ui["last"] = now
 
+    return progress
+
+
+def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None:
+    """The trajectory for `config`: at once from the cache, else computed with a progress bar
+    (shown after SHOW_PROGRESS_AFTER_S) and a Cancel button. None when the user cancelled this
+    config (an info box with a "Run" button is shown instead) or the service failed (an error
+    message is shown)."""
+    service = get_service()
+    ck = config.cache_key()
+    cancelled_key = f"{prefix}._cancelled"
+    sid = sessions.session_id()
+    if sid is not None:
+        sessions.on_end("service", lambda: service.end_session(sid))
+    # reserved on every run, hit or not: the elements below keep their place in the page, so
+    # the last figure stays on screen (stale) while a new run computes
+    holder = st.empty()
+    try:
+        hit = service.peek(config, session=sid)
+    except Exception:  # a damaged cache entry must not break the page
+        hit = None
+    st.session_state.setdefault(FIRST_KEY, ck)
+    if hit is not None:
+        return hit
+    if st.session_state.get(cancelled_key) == ck:
+        _cancelled_box(prefix, cancelled_key)
+        return None
+    if not _gate(config, prefix, ck, service):
+        return None
+    if startup.compiling() and interpreted_seconds(config) > PROVISIONAL_MAX_S:
+        startup.wait_for_kernels()  # too large to run uncompiled: the compiler goes first
+    progress = _progress_bar(holder, prefix, cancelled_key, ck)
     cancel = threading.Event()
     try:
         traj = service.run(config, progress=progress, cancel=cancel, session=sid)

@@ -16,16 +16,17 @@ A data setting that several data kinds share (`data.n_per`) is one row with per-
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic.fields import FieldInfo
 
+from dynamics import ladders
 from dynamics.config import DATA_CLASSES, DATA_KINDS, Config
 from dynamics.config.urlvalues import format_value, parse_value
 from dynamics.limits import Limits, get_limits
+from viz.options import FigureOptions, Radius, TimeAxis, TimeScale
 
 from .rules import Rule, shown
 
@@ -34,15 +35,11 @@ Widget = Literal["number", "select", "slider", "radio", "checkbox", "toggle", "c
 SERVER = "on this server"
 MISSING: Any = object()
 
-# ladders of the select sliders: ε in half decades down to 1e-20 (the smallest the papers use,
-# Min et al.'s toy), rtol in decades
-EPS_CHOICES = tuple(float(f"{10.0 ** (k / 2):.3g}") for k in range(-40, 1))  # 1e-20 … 1
-RTOL_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
-
-# the figure's display options: their values are spelled here once (ui.view's models use them)
-TimeAxis = Literal["log", "linear"]
-Radius = Literal["normalised", "log"]
-TimeScale = Literal["t", "t_over_log_inv_eps"]
+# the select sliders' ladders and γ's step (`dynamics.ladders`, declared once there)
+EPS_CHOICES = ladders.EPS  # 1e-20 … 1 in half decades
+RTOL_CHOICES = ladders.RTOL
+# the figure's display options: their values and defaults are `viz.options.FigureOptions`'s
+DISPLAY = FigureOptions()
 
 SECTION_LABELS = {"data": "data", "model": "model", "loss": "loss", "init": "initialisation",
                   "integrator": "training", "record": "recording", "config": "settings"}
@@ -426,7 +423,7 @@ _ROWS: tuple[Setting, ...] = (
             "(early alignment does not depend on m).", step=10, limit="max_width",
             unit="neurons"),
     Setting("model.gamma", "leaky slope γ", "σ(u) = max(u, γu), 0 is ReLU; with γ > 0 no "
-            "neuron is ever switched off, so none stays frozen.", step=0.05),
+            "neuron is ever switched off, so none stays frozen.", step=ladders.GAMMA_STEP),
     Setting("loss.kind", "loss", "square ½(ŷ−y)² fits values; logistic and exponential "
             "classify, and their loss keeps falling while the norms keep growing.", "select"),
     Setting("loss.reduction", "reduction", "Average (mean) or add up (sum) the points' losses; "
@@ -498,16 +495,16 @@ _ROWS: tuple[Setting, ...] = (
             "checkbox", annotation=bool, value=True),
     Setting("view.radius", "radius", "A marker's distance from the centre: its norm relative "
             "to the largest, or log ‖w‖ to see tiny norms grow.", "radio",
-            labels=VIEW_LABELS["radius"], annotation=Radius, value="normalised"),
+            labels=VIEW_LABELS["radius"], annotation=Radius, value=DISPLAY.radius),
     Setting("view.time_axis", "time axis", "log shows the long alignment and the quick fit "
             "side by side; linear shows real proportions.", "radio",
-            labels=VIEW_LABELS["time_axis"], annotation=TimeAxis, value="log"),
+            labels=VIEW_LABELS["time_axis"], annotation=TimeAxis, value=DISPLAY.time_axis),
     Setting("view.time_scale", "time unit", "t, or t / ln(1/ε): then alignment ends near the "
             "same value whatever ε is.", "radio", labels=VIEW_LABELS["time_scale"],
-            annotation=TimeScale, value="t"),
+            annotation=TimeScale, value=DISPLAY.time_scale),
     Setting("view.presenter", "presenter mode", "Large text and the figure alone, for a "
             "projector; a link opens it so for everyone.", "toggle", annotation=bool,
-            value=False),
+            value=DISPLAY.presenter),
     Setting("view.lesson", "lesson", "The scenarios a teacher steps through (paper.preset, "
             "comma-separated).", "none", annotation=str, value=""),
     Setting("view.scenario", "scenario", "The lesson scenario on screen (paper.preset).",
@@ -582,14 +579,11 @@ def _shown(v: Any, n: int = 40) -> str:
 
 def eps_ladder(value: float | None = None) -> list[float]:
     """The ε slider's options, with `value` added when it is in range but off the ladder."""
-    out = set(EPS_CHOICES)
-    if value is not None and math.isfinite(value) and EPS_CHOICES[0] <= value <= \
-            EPS_CHOICES[-1]:
-        out.add(float(value))
-    return sorted(out)
+    return ladders.with_value(EPS_CHOICES, None if value is None else float(value),
+                              EPS_CHOICES[0], EPS_CHOICES[-1])
 
 
-__all__ = ["DATA_LABELS", "EPS_CHOICES", "METHOD_LABELS", "NORMALISATION_LABELS",
+__all__ = ["DATA_LABELS", "DISPLAY", "EPS_CHOICES", "METHOD_LABELS", "NORMALISATION_LABELS",
            "RTOL_CHOICES", "SETTINGS", "VIEW_LABELS", "Radius", "Setting", "TimeAxis",
            "TimeScale", "cell_rules", "check_params", "eps_ladder", "find", "labels",
            "literal_values", "number_rules", "read", "setting", "shown"]

@@ -27,8 +27,8 @@ VIEW_PREFIX = "view."
 literal_options = literal_values
 
 
-def _default(path: str) -> Any:
-    """A view option's default, from the settings table."""
+def view_default(path: str) -> Any:
+    """A view option's default, from the settings table (a page's own view uses it too)."""
     return SETTINGS[path].default
 
 
@@ -46,7 +46,7 @@ class View(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    presenter: bool = Field(_default("view.presenter"), alias="view.presenter")
+    presenter: bool = Field(view_default("view.presenter"), alias="view.presenter")
 
     # -- the URL ----------------------------------------------------------------------------
     @classmethod
@@ -127,19 +127,16 @@ def page_view(namespace: Mapping[str, Any]) -> Callable[[type[V]], type[V]]:
 
 
 class FigureView(View):
-    """Display options of the main figure (viz.main_figure's keyword arguments)."""
+    """Display options of the main figure as URL state (`viz.options.FigureOptions`'s fields,
+    `ui.charts.options_of` turns it into one)."""
 
-    radius: Radius = Field(_default("view.radius"), alias="view.radius")
-    time_axis: TimeAxis = Field(_default("view.time_axis"), alias="view.time_axis")
-    time_scale: TimeScale = Field(_default("view.time_scale"), alias="view.time_scale")
-
-    def figure_kwargs(self) -> dict[str, Any]:
-        return {"radius": self.radius, "time_axis": self.time_axis,
-                "time_scale": self.time_scale, "presenter": self.presenter}
+    radius: Radius = Field(view_default("view.radius"), alias="view.radius")
+    time_axis: TimeAxis = Field(view_default("view.time_axis"), alias="view.time_axis")
+    time_scale: TimeScale = Field(view_default("view.time_scale"), alias="view.time_scale")
 
 
 # how the view options read in widgets (the settings table's labels)
 LABELS: dict[str, dict[str, str]] = VIEW_LABELS
 
 __all__ = ["LABELS", "VIEW_PREFIX", "FigureView", "Radius", "TimeAxis", "TimeScale", "View",
-           "field_options", "literal_options", "page_view"]
+           "field_options", "literal_options", "page_view", "view_default"]

@@ -60,11 +60,12 @@ from .neuron_panel import (
 )
 from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays
-from .phase_strip import plan_strip, row_px
+from .phase_strip import Strip, plan_strip, row_px
 from .player import fit_any_height, frame_ms
-from .scene import Frames, Scene, grid, panel_title
-from .style import INK, OKABE_ITO
+from .scene import Frames, Panel, Scene, grid, panel_title
+from .style import INK, OKABE_ITO, Style
 from .time_axes import (
+    TimeAxisSpec,
     common_grid,
     fmt_time,
     frames_on_grid,
@@ -150,7 +151,8 @@ def _short_label(traj: Trajectory) -> str:
     c = traj.config
     act = "ReLU" if c.model.gamma == 0 else f"leaky γ={c.model.gamma:g}"
     init = {"balanced": "balanced", "gaussian": "Gaussian", "dominated": "dominated",
-            "fixed_output": "fixed a"}[c.init.scheme]
+            "fixed_output": "fixed a", "exp_margin": "|a| = ‖w‖ + Exp",
+            "tau_delta": f"τ-δ, δ = {c.init.imbalance:g}"}[c.init.scheme]
     return f"{act} · m={traj.width} · ε={c.init.scale:g} · {init}"
 
 
@@ -168,11 +170,10 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
 
     labels: names of the runs (legend, panel titles, table columns)."""
     opts = options or FigureOptions()
-    presenter, radius, time_axis = opts.presenter, opts.radius, opts.time_axis
-    style = opts.style
+    presenter, style = opts.presenter, opts.style
     trajs = (traj_a, traj_b)
     analyses = (analysis_a, analysis_b)
-    spec = shared_time_spec(trajs, time_axis)
+    spec = shared_time_spec(trajs, opts.time_axis)
     grid_t = common_grid(traj_a.t, traj_b.t, max_frames)
     fmaps = [frames_on_grid(tr.t, grid_t) for tr in trajs]
     classification = any(tr.classification and np.isfinite(tr.accuracy).any() for tr in trajs)
@@ -190,89 +191,119 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     titles = ["<br>".join(wrap_to_px(f"<b>{labels[k]}</b>: {_short_label(tr)}", style.small,
                                      column_px(k, narrowest) - 8, sep=" · "))
               for k, tr in enumerate(trajs)]
-
-    unit_px = PANEL_PX_COMPARE / (2 * PANEL_LIMIT)
     for side, tr in enumerate(trajs):
-        panel = neuron_panels[side]
-        scale = radius_scale(tr, radius)
-        sel = neuron_subset(np.asarray(tr.norms[-1], float), max_neurons)
-        cone = cone_trace(tr, analyses[side])
-        rays, label_traces = panel_overlays(tr, analyses[side], style, unit_px, size=0.9)
-        for g in [*guide_traces(scale, style), *([cone] if cone is not None else []),
-                  *data_traces(tr, style), *rays, *label_traces]:
-            if side:  # the legend names each kind once, from run A's panel
-                g["showlegend"] = False
-            scene.trace(panel, g)
-        fidx = fmaps[side]
-        hover = tuple(f"{labels[side]}: neuron %{{customdata[0]:.0f}}, a_j {sign} 0"
-                      "<br>‖w_j‖ = %{customdata[1]:.3g}<extra></extra>" for sign in (">", "<"))
-        neurons_item(scene, panel, tr, fidx, sel, scale, style,
-                     neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"],
-                                   (hover[0], hover[1]), style, showlegend=side == 0),
-                     prefix=f"{side}.")
-        norms = np.asarray(tr.norms, dtype=float)[np.ix_(fidx, sel)]
-        tops = np.max(np.where(np.isfinite(norms), norms, 0.0), axis=1) if sel.size else \
-            np.zeros(fidx.size)
-        texts = [_caption_text(tr, int(f), float(top)) for f, top in zip(fidx, tops, strict=True)]
-        scene.trace(panel, caption_below(texts, style, style.small * 0.9),
-                    tracks=[{"attr": "text", "texts": [[x] for x in texts]}], swap=True)
-
+        _neuron_side(scene, neuron_panels[side], (labels[side], tr, analyses[side]), side,
+                     fmaps[side], opts, max_neurons)
     # -- shared time panels
-    y_ranges: list[tuple[float, float]] = []
-    norm_vals: list[np.ndarray] = []
-    loss_vals: list[np.ndarray] = []
-    for side, tr in enumerate(trajs):
-        colour, dash = RUN_COLOURS[side], RUN_DASH[side]
-        lab = labels[side]
-        tx, mx, md = norm_envelopes(tr, spec)
-        norm_vals += [mx, md]
-        line = {"color": colour, "dash": dash, "width": 2.5 * style.line / 2}
-        t_ref = scene.array(f"{side}.t_env", tx)
-        scene.trace(time_panels[0], {
-            "type": "scatter", "x": t_ref, "y": scene.array(f"{side}.max_norm", mx),
-            "mode": "lines", "name": f"run {lab}", "legendrank": 3 + side,
-            "legendgroup": f"run{side}", "line": line,
-            "hovertemplate": f"{lab}: max ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
-        scene.trace(time_panels[0], {
-            "type": "scatter", "x": t_ref, "y": scene.array(f"{side}.median_norm", md),
-            "mode": "lines", "name": f"{lab}: median ‖w_j‖", "legendgroup": f"run{side}",
-            "showlegend": False, "opacity": 0.55,
-            "line": {"color": colour, "dash": dash, "width": 1.5 * style.line / 2},
-            "hovertemplate": f"{lab}: median ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
-        t_loss, loss = loss_series(tr)
-        keep = spec.keep(t_loss) & (loss > 0)
-        loss_vals.append(loss[keep])
-        scene.trace(time_panels[1], {
-            "type": "scatter", "x": scene.array(f"{side}.t_loss", spec.show(t_loss[keep])),
-            "y": scene.array(f"{side}.loss", loss[keep]), "mode": "lines",
-            "name": f"{lab}: loss", "legendgroup": f"run{side}", "showlegend": False,
-            "line": line,
-            "hovertemplate": f"{lab}: loss = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
-        if n_time == 3 and tr.classification:
-            ta = np.asarray(tr.t, float)
-            ka = spec.keep(ta)
-            scene.trace(time_panels[2], {
-                "type": "scatter", "x": scene.array(f"{side}.t_acc", spec.show(ta[ka])),
-                "y": scene.array(f"{side}.accuracy", tr.accuracy[ka]), "mode": "lines",
-                "name": f"{lab}: accuracy", "legendgroup": f"run{side}", "showlegend": False,
-                "line": {**line, "shape": "hv"},
-                "hovertemplate": f"{lab}: accuracy = %{{y:.0%}}<br>t = %{{x:.3g}}"
-                                 "<extra></extra>"})
-    first = [v[0] for v in norm_vals if v.size and np.isfinite(v[0]) and v[0] > 0]
-    y_ranges.append(log_range(np.concatenate(norm_vals) if norm_vals else np.zeros(0),
-                              include=min(first) if first else None))
-    y_ranges.append(log_range(np.concatenate(loss_vals) if loss_vals else np.zeros(0), 10.0))
-    if n_time == 3:
-        y_ranges.append((-0.04, 1.06))
+    curves = [_run_curves(scene, time_panels, side, labels[side], tr, spec, style, n_time)
+              for side, tr in enumerate(trajs)]
+    y_ranges = _time_ranges(curves, n_time)
     for k, yr in enumerate(y_ranges):
         cursor_trace(spec.show(grid_t), yr, scene, time_panels[k], "cursor")
     style_axes(scene.panels, trajs, spec, y_ranges, n_time)
-
     # -- frames with the commentary; the two runs' phase strips, the header, the narrow layout
     labels_t = [f"t = {fmt_time(float(tg))}" for tg in grid_t]
     runs = [(labels[k], trajs[k], analyses[k]) for k in (0, 1)]
     scene.frames = Frames(int(grid_t.size), tuple(labels_t),
                           tuple(compare_captions(runs, fmaps)), frame_ms(int(grid_t.size)))
+    strips, n_rows = _strips(analyses, labels, spec, style, presenter)
+    _layout(scene, (strips, n_rows), labels, titles, spec, style, presenter, grid_t)
+    if presenter:
+        fit_any_height(scene)
+    return scene
+
+
+def _neuron_side(scene: Scene, panel: Panel, run: tuple[str, Trajectory, Analysis | None],
+                 side: int, fidx: np.ndarray, opts: FigureOptions, max_neurons: int) -> None:
+    """One run's neuron panel (`run`: its label, trajectory, analysis; `fidx`: its frame at
+    each grid time): guides, cone, data, rays and labels (the legend from run A's panel),
+    the neurons of each frame and the caption under the panel."""
+    label, tr, analysis = run
+    style = opts.style
+    unit_px = PANEL_PX_COMPARE / (2 * PANEL_LIMIT)
+    scale = radius_scale(tr, opts.radius)
+    sel = neuron_subset(np.asarray(tr.norms[-1], float), max_neurons)
+    cone = cone_trace(tr, analysis)
+    rays, label_traces = panel_overlays(tr, analysis, style, unit_px, size=0.9)
+    for g in [*guide_traces(scale, style), *([cone] if cone is not None else []),
+              *data_traces(tr, style), *rays, *label_traces]:
+        if side:  # the legend names each kind once, from run A's panel
+            g["showlegend"] = False
+        scene.trace(panel, g)
+    hover = tuple(f"{label}: neuron %{{customdata[0]:.0f}}, a_j {sign} 0"
+                  "<br>‖w_j‖ = %{customdata[1]:.3g}<extra></extra>" for sign in (">", "<"))
+    neurons_item(scene, panel, tr, fidx, sel, scale, style,
+                 neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"],
+                               (hover[0], hover[1]), style, showlegend=side == 0),
+                 prefix=f"{side}.")
+    norms = np.asarray(tr.norms, dtype=float)[np.ix_(fidx, sel)]
+    tops = np.max(np.where(np.isfinite(norms), norms, 0.0), axis=1) if sel.size else \
+        np.zeros(fidx.size)
+    texts = [_caption_text(tr, int(f), float(top)) for f, top in zip(fidx, tops, strict=True)]
+    scene.trace(panel, caption_below(texts, style, style.small * 0.9),
+                tracks=[{"attr": "text", "texts": [[x] for x in texts]}], swap=True)
+
+
+def _run_curves(scene: Scene, time_panels: Sequence[Panel], side: int, lab: str,
+                tr: Trajectory, spec: TimeAxisSpec, style: Style, n_time: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One run's curves on the shared time panels (max and median ‖w_j‖, loss, accuracy when
+    there is a third panel); returns its max and median norms and its loss as drawn."""
+    colour, dash = RUN_COLOURS[side], RUN_DASH[side]
+    tx, mx, md = norm_envelopes(tr, spec)
+    line = {"color": colour, "dash": dash, "width": 2.5 * style.line / 2}
+    t_ref = scene.array(f"{side}.t_env", tx)
+    scene.trace(time_panels[0], {
+        "type": "scatter", "x": t_ref, "y": scene.array(f"{side}.max_norm", mx),
+        "mode": "lines", "name": f"run {lab}", "legendrank": 3 + side,
+        "legendgroup": f"run{side}", "line": line,
+        "hovertemplate": f"{lab}: max ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
+    scene.trace(time_panels[0], {
+        "type": "scatter", "x": t_ref, "y": scene.array(f"{side}.median_norm", md),
+        "mode": "lines", "name": f"{lab}: median ‖w_j‖", "legendgroup": f"run{side}",
+        "showlegend": False, "opacity": 0.55,
+        "line": {"color": colour, "dash": dash, "width": 1.5 * style.line / 2},
+        "hovertemplate": f"{lab}: median ‖w‖ = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
+    t_loss, loss = loss_series(tr)
+    keep = spec.keep(t_loss) & (loss > 0)
+    scene.trace(time_panels[1], {
+        "type": "scatter", "x": scene.array(f"{side}.t_loss", spec.show(t_loss[keep])),
+        "y": scene.array(f"{side}.loss", loss[keep]), "mode": "lines",
+        "name": f"{lab}: loss", "legendgroup": f"run{side}", "showlegend": False,
+        "line": line,
+        "hovertemplate": f"{lab}: loss = %{{y:.3g}}<br>t = %{{x:.3g}}<extra></extra>"})
+    if n_time == 3 and tr.classification:
+        ta = np.asarray(tr.t, float)
+        ka = spec.keep(ta)
+        scene.trace(time_panels[2], {
+            "type": "scatter", "x": scene.array(f"{side}.t_acc", spec.show(ta[ka])),
+            "y": scene.array(f"{side}.accuracy", tr.accuracy[ka]), "mode": "lines",
+            "name": f"{lab}: accuracy", "legendgroup": f"run{side}", "showlegend": False,
+            "line": {**line, "shape": "hv"},
+            "hovertemplate": f"{lab}: accuracy = %{{y:.0%}}<br>t = %{{x:.3g}}"
+                             "<extra></extra>"})
+    return mx, md, loss[keep]
+
+
+def _time_ranges(curves: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                 n_time: int) -> list[tuple[float, float]]:
+    """The time panels' y ranges from both runs' curves: norms (log, from the first norm
+    drawn), loss (log, ten decades at most), accuracy."""
+    norm_vals = [v for mx, md, _loss in curves for v in (mx, md)]
+    loss_vals = [loss for _mx, _md, loss in curves]
+    first = [v[0] for v in norm_vals if v.size and np.isfinite(v[0]) and v[0] > 0]
+    y_ranges = [log_range(np.concatenate(norm_vals) if norm_vals else np.zeros(0),
+                          include=min(first) if first else None),
+                log_range(np.concatenate(loss_vals) if loss_vals else np.zeros(0), 10.0)]
+    if n_time == 3:
+        y_ranges.append((-0.04, 1.06))
+    return y_ranges
+
+
+def _strips(analyses: Sequence[Analysis | None], labels: Sequence[str], spec: TimeAxisSpec,
+            style: Style, presenter: bool) -> tuple[list[Strip], int]:
+    """The two runs' phase strips (one row each, lanes for the words of narrow blocks in
+    normal mode) and their rows in all."""
     axis_px = column_px(2, PRESENTER_WIDTH_PX if presenter else NARROW_PX)
     strips = []
     row = 0
@@ -288,8 +319,17 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
         row += st.rows + st.lanes
         lanes -= st.lanes
         strips.append(st)
-    n_rows = row
-    strip_px = 0.0 if n_rows == 0 else 4 + n_rows * row_px(strips[0].size)
+    return strips, row
+
+
+def _layout(scene: Scene, strips: tuple[list[Strip], int], labels: Sequence[str],
+            titles: Sequence[str], spec: TimeAxisSpec, style: Style, presenter: bool,
+            grid_t: np.ndarray) -> None:
+    """The header (title, legend, the strips' rows: `strips` and their count), the layout and
+    meta, and the narrow (stacked) layout in normal mode."""
+    strip_list, n_rows = strips
+    neuron_panels, time_panels = scene.panels[:2], scene.panels[2:]
+    strip_px = 0.0 if n_rows == 0 else 4 + n_rows * row_px(strip_list[0].size)
     title = f"{labels[0]} vs {labels[1]} — one time grid, one cursor"
     # presenter mode: the plots keep ≥ 45 % of a 720 px window (a one-row legend, a title at
     # body size); under the panels, the frame caption and the axis title fit the bottom margin
@@ -304,7 +344,7 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     height = round(plot_px + top_px + bottom_px)
     head = header_layout(hd, height, style.small)
     time_axes = [(p.x, p.y) for p in time_panels]
-    shapes, anns = strips_items(strips, labels, spec, time_axes, style, 1.0)
+    shapes, anns = strips_items(strip_list, labels, spec, time_axes, style, 1.0)
     run_titles = [panel_title(p, t, style.small, INK) for p, t in zip(neuron_panels, titles,
                                                                         strict=True)]
     meta = {"frames": int(grid_t.size), "grid_t": [float(x) for x in grid_t[[0, -1]]]
@@ -323,10 +363,7 @@ def compare_figure(traj_a: Trajectory, traj_b: Trajectory, analysis_a: Analysis 
     scene.meta = dict(meta)
     if not presenter:
         scene.narrow = [(NARROW_PX, {"layout": stacked_layout(
-            scene.layout, strips, labels, spec, time_axes, style, strip_px)})]
-    if presenter:
-        fit_any_height(scene)
-    return scene
+            scene.layout, strip_list, labels, spec, time_axes, style, strip_px)})]
 
 
 __all__ = ["COLUMN_WIDTHS", "NARROW_PX", "PANEL_PX_COMPARE", "column_px", "compare_figure",

@@ -17,6 +17,7 @@ update only the traces that move (neurons, the frame caption, cursors).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -122,7 +123,7 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     style = opts.style
     spec = time_axis_spec(traj, opts.time_axis, opts.time_scale)
     scale = radius_scale(traj, opts.radius)
-    classification = traj.classification and np.isfinite(traj.accuracy).any()
+    classification = bool(traj.classification and np.isfinite(traj.accuracy).any())
     n_time = 3 if classification else 2
     fidx = frame_indices(traj.n_frames, max_frames)
     final = np.asarray(traj.norms[-1], dtype=float)
@@ -130,20 +131,61 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     curves = neuron_subset(final, max_curves)
 
     scene = Scene("main")
-    panels = grid([0.47, 0.53], [1.0] * n_time,
-                  [(0, 0, n_time), *((k, 1) for k in range(n_time))],
-                  hspace=H_SPACE, vspace=0.075)
-    # the neuron panel (a square as wide as its column at the narrowest figure) leaves the
-    # gap to the time panels their y axes' labels and titles
-    plot = (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - MARGIN_L - MARGIN_R
-    panels[0] = narrowed(panels[0], plot, right_px=y_axis_px(style.font) - H_SPACE * plot)
-    scene.panels = panels
+    scene.panels = panels = _panels(n_time, style, presenter)
     left, time_panels = panels[0], panels[1:]
     radius_title = ("radius ‖w_j‖ / max‖w‖" if scale.mode == "normalised"
                     else "radius log‖w_j‖")
     titles = [panel_title(left, f"neurons · {radius_title}", style.font, INK)]
+    norms_ref, cols_c, fixed = _neuron_layers(scene, left, traj, analysis, scale,
+                                              (fidx, sel, curves), style)
+    y_ranges = _time_curves(scene, time_panels, traj, spec, style,
+                            (norms_ref, cols_c, curves, traj.width > max_curves),
+                            classification)
+    t_frames = spec.show(np.asarray(traj.t, dtype=float)[fidx])
+    for k, yr in enumerate(y_ranges):
+        cursor_trace(t_frames, yr, scene, time_panels[k], "cursor")
+    # -- axes
+    _neuron_axes(left, traj, scale, style, PANEL_PX / (2 * PANEL_LIMIT))
+    _time_axes(time_panels, spec, y_ranges, style, presenter)
+    # -- frames: labels and the commentary; the phase strip; the header
+    labels = [f"t = {fmt_time(float(traj.t[f]))}" for f in fidx]
+    scene.frames = Frames(int(fidx.size), tuple(labels),
+                          tuple(captions(traj, analysis, fidx)), frame_ms(int(fidx.size)))
+    strip = _strip(analysis, spec, style, presenter)
+    time_axes = [(p.x, p.y) for p in time_panels]
+    shapes, anns = strip_items(strip, spec, time_panels[0].x, time_axes, style,
+                               name_room_px=_name_room(left, time_panels[0], titles[0],
+                                                       style, presenter))
+    _layout(scene, traj, spec, opts, strip, (titles, anns, shapes, time_axes),
+            {"frames": int(fidx.size), "neurons_drawn": int(sel.size),
+             "norm_curves": int(curves.size), "signs_fixed": fixed})
+    edit = edit_spec(traj, spec)
+    if edit is not None:  # the browser lets the visitor move the data (`viz/player/edit.js`)
+        scene.meta["edit"] = edit
+    if presenter:
+        fit_any_height(scene)
+    return scene
 
-    # -- neuron panel: static layers, the rays and their rim labels, neurons on top
+
+def _panels(n_time: int, style: Style, presenter: bool) -> list[Panel]:
+    """The neuron panel (a square as wide as its column at the narrowest figure, leaving the
+    gap to the time panels their y axes' labels and titles) and `n_time` time panels."""
+    panels = grid([0.47, 0.53], [1.0] * n_time,
+                  [(0, 0, n_time), *((k, 1) for k in range(n_time))],
+                  hspace=H_SPACE, vspace=0.075)
+    plot = (PRESENTER_WIDTH_PX if presenter else DESIGN_WIDTH_PX) - MARGIN_L - MARGIN_R
+    panels[0] = narrowed(panels[0], plot, right_px=y_axis_px(style.font) - H_SPACE * plot)
+    return panels
+
+
+def _neuron_layers(scene: Scene, left: Panel, traj: Trajectory, analysis: Analysis | None,
+                   scale: RadiusScale, picks: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   style: Style) -> tuple[Any, Any, bool]:
+    """The neuron panel: static layers, the rays and their rim labels, the neurons of each
+    frame on top (`picks`: the frames, the neurons drawn, the neurons with a norm curve) and
+    the caption under it. Returns the run's norms array, the columns of the norm curves in
+    it, and whether no drawn neuron's sign of a_j changes."""
+    fidx, sel, curves = picks
     unit_px = PANEL_PX / (2 * PANEL_LIMIT)
     rays, label_traces = panel_overlays(traj, analysis, style, unit_px)
     cone = cone_trace(traj, analysis)
@@ -167,11 +209,19 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
              for f, top in zip(fidx, tops, strict=True)]
     scene.trace(left, caption_below(texts, style),
                 tracks=[{"attr": "text", "texts": [[x] for x in texts]}], swap=True)
+    return norms_ref, cols_c, fixed
 
-    # -- time panels
+
+def _time_curves(scene: Scene, time_panels: list[Panel], traj: Trajectory,
+                 spec: TimeAxisSpec, style: Style, norms: tuple[Any, Any, np.ndarray, bool],
+                 classification: bool) -> list[tuple[float, float]]:
+    """The time panels' curves: the norm curves (`norms`: the run's norms array, the curves'
+    columns in it, the neurons, and whether envelopes go beside them), the loss and, for a
+    classification, the accuracy. Returns each panel's y range."""
+    norms_ref, cols_c, curves, envelopes = norms
     y_ranges: list[tuple[float, float]] = [norm_range(traj, spec)]
     norms_item(scene, time_panels[0], traj, spec, norms_ref, cols_c, curves, style)
-    if traj.width > max_curves:
+    if envelopes:
         for tr in envelope_traces(scene, traj, spec, style):
             scene.trace(time_panels[0], tr, swap=True)
     t_loss, loss = loss_series(traj)
@@ -192,28 +242,22 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
             "line": {"color": POSITIVE, "width": 2.5 * style.line / 2, "shape": "hv"},
             "hovertemplate": "t = %{x:.3g}<br>accuracy = %{y:.0%}<extra></extra>"}, swap=True)
         y_ranges.append((-0.04, 1.06))
-    t_frames = spec.show(np.asarray(traj.t, dtype=float)[fidx])
-    for k, yr in enumerate(y_ranges):
-        cursor_trace(t_frames, yr, scene, time_panels[k], "cursor")
+    return y_ranges
 
-    # -- axes
-    _neuron_axes(left, traj, scale, style, unit_px)
-    _time_axes(time_panels, spec, y_ranges, style, presenter)
 
-    # -- frames: labels and the commentary; the phase strip; the header
-    labels = [f"t = {fmt_time(float(traj.t[f]))}" for f in fidx]
-    scene.frames = Frames(int(fidx.size), tuple(labels),
-                          tuple(captions(traj, analysis, fidx)), frame_ms(int(fidx.size)))
-    strip = _strip(analysis, spec, style, presenter)
-    time_axes = [(p.x, p.y) for p in time_panels]
-    shapes, anns = strip_items(strip, spec, time_panels[0].x, time_axes, style,
-                               name_room_px=_name_room(left, time_panels[0], titles[0],
-                                                       style, presenter))
+def _layout(scene: Scene, traj: Trajectory, spec: TimeAxisSpec, opts: FigureOptions,
+            strip: Strip, items: tuple[list[dict], list[dict], list[dict], list],
+            counts: dict[str, Any]) -> None:
+    """The header (title, legend, the strip's room), the glossary line (in the figure but in
+    presenter mode), the layout and meta (`counts`: frames, neurons and curves drawn, signs
+    fixed); `items`: the panel titles, the strip's annotations and shapes, the time axes."""
+    presenter, style = opts.presenter, opts.style
+    titles, anns, shapes, time_axes = items
     subtitle_px = style.font * 1.25 + 8  # the neuron panel's title, above its top
     below_px = max(subtitle_px, strip.height_px())
     title_size = style.font if presenter else style.title
     wrap = PRESENTER_WIDTH_PX - MARGIN_L - MARGIN_R if presenter else DESIGN_WIDTH_PX
-    title = _title(traj, style, int(sel.size), title_size, wrap)
+    title = _title(traj, style, counts["neurons_drawn"], title_size, wrap)
     cap_legend(scene, rows=(1, style.small, wrap - 10.0) if presenter else None)
     hd = header(title, title_size, style.font, legend_names(scene), style.small, below_px,
                 width_px=wrap)
@@ -235,11 +279,11 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     if presenter:  # any height (the figure fills the window): see `viz.header.pixel_anchored`
         head["legend"] = titled_legend(head["legend"], head["title"])
         head["title"] = {"text": ""}
-    meta = {"frames": int(fidx.size), "neurons_drawn": int(sel.size),
-            "norm_curves": int(curves.size), "time_axis": spec.title,
+    meta = {"frames": counts["frames"], "neurons_drawn": counts["neurons_drawn"],
+            "norm_curves": counts["norm_curves"], "time_axis": spec.title,
             "frame_duration_ms": scene.frames.ms, "legend_rows": hd.legend_rows,
-            "strip_rows": strip.rows, "label_lanes": strip.lanes, "signs_fixed": fixed,
-            "glossary": gloss["line"] if gloss else ""}
+            "strip_rows": strip.rows, "label_lanes": strip.lanes,
+            "signs_fixed": counts["signs_fixed"], "glossary": gloss["line"] if gloss else ""}
     scene.layout = {
         "title": head["title"], "legend": head["legend"],
         "font": {"family": style.family, "size": style.font, "color": INK},
@@ -252,12 +296,6 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
         "meta": meta,
     }
     scene.meta = dict(meta)
-    edit = edit_spec(traj, spec)
-    if edit is not None:  # the browser lets the visitor move the data (`viz/player/edit.js`)
-        scene.meta["edit"] = edit
-    if presenter:
-        fit_any_height(scene)
-    return scene
 
 
 def _strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, presenter: bool

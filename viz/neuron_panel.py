@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from dynamics.annotations import Analysis
 from dynamics.trajectory import Trajectory
 
+from .options import Radius
 from .scene import R_MIN, U_SCALE, Panel, Scene
 from .style import (
     GRID,
@@ -31,8 +31,6 @@ from .style import (
     Style,
 )
 from .wording import LEGEND_WORDS
-
-RadiusMode = Literal["normalised", "log"]
 
 PANEL_LIMIT = 1.5  # half-width of the neuron panel (unit circle = the largest neuron)
 RAY_LENGTH = 1.1  # theory rays end just outside the unit circle (figures: the labels' ring)
@@ -60,7 +58,7 @@ def neuron_subset(final_norms: np.ndarray, k: int) -> np.ndarray:
 class RadiusScale:
     """Maps norms to panel radii: per-frame relative (normalised) or a fixed log scale."""
 
-    mode: RadiusMode
+    mode: Radius
     lo: float = 0.0  # log10 norm drawn at radius R_MIN (log mode)
     hi: float = 0.0  # log10 norm drawn at radius 1 (log mode)
 
@@ -81,7 +79,7 @@ class RadiusScale:
         return float(self.radius(np.array([norm]))[0])
 
 
-def radius_scale(traj: Trajectory, mode: RadiusMode) -> RadiusScale:
+def radius_scale(traj: Trajectory, mode: Radius) -> RadiusScale:
     if mode != "log":
         return RadiusScale("normalised")
     norms = np.asarray(traj.norms, dtype=float)
@@ -279,6 +277,6 @@ def neuron_marker(colour: str, symbol: str, size: object) -> dict:
 
 
 __all__ = ["ARROW_SCALE", "LOG_DECADES", "MAX_ARROWS", "MAX_CONES", "MAX_VALUE_LABELS",
-           "PANEL_LIMIT", "RAY_LENGTH", "RadiusMode", "RadiusScale", "cone_trace", "data_traces",
+           "PANEL_LIMIT", "RAY_LENGTH", "RadiusScale", "cone_trace", "data_traces",
            "data_xy", "guide_traces", "neuron_marker", "neuron_subset", "neuron_traces",
            "neurons_item", "radius_scale"]

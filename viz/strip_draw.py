@@ -6,7 +6,8 @@ vertically, so the strip keeps its look at any figure height."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .label_layout import text_px
 from .phase_strip import (
@@ -44,11 +45,46 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
     rp = row_px(strip.size)
     shapes: list[dict] = []
     anns: list[dict] = []
-    font = {"size": strip.size, "color": INK}
 
     def px(level: float) -> float:
         return base_px + 2 + level * rp
 
+    where = _Where(spec, xaxis, anchor, px, rp)
+    _block_items(strip, where, shapes, anns)
+    _label_items(strip, where, shapes, anns)
+    for mk in strip.marks:
+        dash = "dash" if mk.predicted else "solid"
+        line = {"color": MARKER_COLOUR, "width": 1.3, "dash": dash}
+        for xa, ya in time_axes:
+            shapes.append(dict(type="line", xref=xa, yref=f"{ya} domain", x0=mk.x, x1=mk.x,
+                               y0=0, y1=1, line=line, layer="above",
+                               name=f"marker:{mk.label.name}"))
+        shapes.append(dict(type="line", xref=xaxis, yref="paper", ysizemode="pixel",
+                           yanchor=anchor, x0=mk.x, x1=mk.x, y0=0,
+                           y1=px(mk.label.lane) + rp - 2, line=line, layer="above",
+                           name=f"marker-stem:{mk.label.name}"))
+    if name_room_px is not None:
+        _row_names(strip, where, name_room_px, anns)
+    return shapes, anns
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a strip is drawn: its time axis (`spec`, the panels' x axis `xaxis`), the paper
+    y it hangs from (`anchor`), a row level's pixel offset (`px`) and a row's height (`rp`)."""
+
+    spec: TimeAxisSpec
+    xaxis: str
+    anchor: float
+    px: Callable[[float], float]
+    rp: float
+
+
+def _block_items(strip: Strip, w: _Where, shapes: list[dict], anns: list[dict]) -> None:
+    """The phase blocks (predicted ones dashed) and their words (slid aside for a marker's
+    line: the words apart)."""
+    spec, xaxis, anchor, px = w.spec, w.xaxis, w.anchor, w.px
+    font = {"size": strip.size, "color": INK}
     for b in strip.blocks:
         y0, y1 = px(b.level), px(b.level + 1) - 2
         shapes.append(dict(
@@ -72,6 +108,13 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
                 yref="paper", yshift=(y0 + y1) / 2, yanchor="middle", xanchor="center",
                 showarrow=False, text=b.text, font=font, hovertext="".join(b.hover),
                 name=f"strip-words:{b.phase.name}"))
+
+
+def _label_items(strip: Strip, w: _Where, shapes: list[dict], anns: list[dict]) -> None:
+    """The tabs in lanes (a leader from the block along to the tab; a marker's tab beside its
+    line)."""
+    spec, xaxis, anchor, px, rp = w.spec, w.xaxis, w.anchor, w.px, w.rp
+    font = {"size": strip.size, "color": INK}
     for lab in strip.labels:
         if lab.leader is not None and lab.block is not None:  # from the block, along
             xb, edge = (_display(spec, f) for f in lab.leader)
@@ -99,33 +142,26 @@ def strip_items(strip: Strip, spec: TimeAxisSpec, xaxis: str,
             xshift=shift, showarrow=False, text=lab.text, font=font, bgcolor=lab.bg,
             bordercolor=lab.border, borderwidth=1, borderpad=1, hovertext=lab.hover,
             name=f"strip-label:{lab.name}"))
-    for mk in strip.marks:
-        dash = "dash" if mk.predicted else "solid"
-        line = {"color": MARKER_COLOUR, "width": 1.3, "dash": dash}
-        for xa, ya in time_axes:
-            shapes.append(dict(type="line", xref=xa, yref=f"{ya} domain", x0=mk.x, x1=mk.x,
-                               y0=0, y1=1, line=line, layer="above",
-                               name=f"marker:{mk.label.name}"))
-        shapes.append(dict(type="line", xref=xaxis, yref="paper", ysizemode="pixel",
-                           yanchor=anchor, x0=mk.x, x1=mk.x, y0=0,
-                           y1=px(mk.label.lane) + rp - 2, line=line, layer="above",
-                           name=f"marker-stem:{mk.label.name}"))
-    if name_room_px is not None:
-        size = strip.size * NAME_EM
-        first = min((lv for lv, _o in strip.names), default=0)
-        for level, origin in strip.names:
-            name = row_name(origin)
-            room = name_room_px[0] if level == first else name_room_px[1]
-            for cand in (name, "theory" if origin else "run"):
-                if text_px(cand, size)[0] <= room:
-                    name = cand
-                    break
-            anns.append(dict(
-                x=spec.range[0], xref=xaxis, y=anchor, yref="paper",
-                yshift=px(level) + (rp - 2) / 2, yanchor="middle", xanchor="right", xshift=-4,
-                showarrow=False, text=name, font={"size": size, "color": INK},
-                hovertext=row_hover(origin), name=f"strip-row:{level}:{origin or 'run'}"))
-    return shapes, anns
+
+
+def _row_names(strip: Strip, w: _Where, name_room_px: tuple[float, float],
+               anns: list[dict]) -> None:
+    """Each row's name at its left in the room given (the first level's, the others'); a name
+    wider than that gives way to "theory" or "run"."""
+    size = strip.size * NAME_EM
+    first = min((lv for lv, _o in strip.names), default=0)
+    for level, origin in strip.names:
+        name = row_name(origin)
+        room = name_room_px[0] if level == first else name_room_px[1]
+        for cand in (name, "theory" if origin else "run"):
+            if text_px(cand, size)[0] <= room:
+                name = cand
+                break
+        anns.append(dict(
+            x=w.spec.range[0], xref=w.xaxis, y=w.anchor, yref="paper",
+            yshift=w.px(level) + (w.rp - 2) / 2, yanchor="middle", xanchor="right", xshift=-4,
+            showarrow=False, text=name, font={"size": size, "color": INK},
+            hovertext=row_hover(origin), name=f"strip-row:{level}:{origin or 'run'}"))
 
 
 def tint_shapes(strip: Strip, time_axes: Sequence[tuple[str, str]]) -> list[dict]:

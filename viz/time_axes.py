@@ -10,16 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from dynamics.trajectory import Trajectory
 
 from .label_layout import text_px
-
-TimeAxis = Literal["log", "linear"]
-TimeScale = Literal["t", "t_over_log_inv_eps"]
+from .options import TimeAxis, TimeScale
 
 LOG_T0_FACTOR = 1.6  # t = 0 is drawn at (first positive time) / 1.6 on a log axis
 LOG_T1_FACTOR = 1.05  # a log axis ends 5 % past the last time
@@ -168,9 +165,7 @@ def log_dtick(lo: float, hi: float, max_labels: int = MAX_LOG_LABELS) -> int:
 
 __all__ = [
     "MAX_LOG_LABELS",
-    "TimeAxis",
     "TimeAxisSpec",
-    "TimeScale",
     "common_grid",
     "fmt_time",
     "frame_indices",

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .. import metrics, theory
+from .. import ladders, metrics, theory
 from ..annotations import Analysis, Direction, Phase, TimeMarker
 from ..config import Config
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Role, Rule
@@ -238,7 +238,7 @@ class Knob:
         for a number input."""
         if self.options is None:
             return None
-        return sorted({*self.options, self.shown(config)})
+        return ladders.with_value(self.options, self.shown(config))
 
     def update(self, value: Any) -> dict[str, Any]:
         """The config update for a widget value."""
@@ -435,7 +435,7 @@ class Paper:
 
 
 # ----------------------------------------------------------------------------- shared knobs
-EPS_OPTIONS = (1e-20, 1e-12, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+EPS_OPTIONS = ladders.EPS  # the Explorer's ε slider's ladder
 
 
 def scale_width_gamma_knobs(symbol: str = "ε") -> tuple[Knob, ...]:
@@ -450,6 +450,7 @@ def scale_width_gamma_knobs(symbol: str = "ε") -> tuple[Knob, ...]:
              max_value=2000, step=10, convert=int, back=int,
              help="Number of hidden neurons."),
         Knob("gamma", "leaky slope γ", "model.gamma", min_value=0.0, max_value=1.0,
-             step=0.05, format="%g", help="σ(u) = max(u, γu): 0 is ReLU; a leaky slope lets "
-                                          "every neuron keep some gradient."),
+             step=ladders.GAMMA_STEP, format="%g",
+             help="σ(u) = max(u, γu): 0 is ReLU; a leaky slope lets every neuron keep some "
+                  "gradient."),
     )

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from .. import phases, theory
+from .. import ladders, phases, theory
 from ..annotations import Analysis, Direction, Phase
 from ..config import Config, data_shape
 from ..data import build_dataset
@@ -1082,7 +1082,7 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("eps", "init scale λ", "init.scale", options=(1e-14, 1e-10, 1e-6, 1e-3, 1e-2),
+        Knob("eps", "init scale λ", "init.scale", options=ladders.EPS,
              format="%g", help="Size of the initial weights. Larger: earlier escapes, and "
                                "a limit further from the minimum-variation-norm one."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,

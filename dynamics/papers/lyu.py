@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import phases, theory
+from .. import ladders, phases, theory
 from ..annotations import Analysis, Direction, Phase
 from ..config import Config, data_shape
 from ..data import build_dataset
@@ -885,9 +885,10 @@ PAPER = Paper(
     experiments=EXPERIMENTS,
     knobs=(
         Knob("gamma", "leaky slope α", "model.gamma", min_value=0.0, max_value=1.0,
-             step=0.05, format="%g", help="σ(u) = max(u, αu). The theorem needs 0 < α < 1; "
-                                          "the best margin is q* = (1 + α)γ*/4."),
-        Knob("std", "init std σ", "init.scale", options=(1e-6, 1e-4, 1e-3, 1e-2), format="%g",
+             step=ladders.GAMMA_STEP, format="%g",
+             help="σ(u) = max(u, αu). The theorem needs 0 < α < 1; the best margin is "
+                  "q* = (1 + α)γ*/4."),
+        Knob("std", "init std σ", "init.scale", options=ladders.EPS, format="%g",
              help="Spread of the Gaussian initial weights. Larger: a shorter, blurrier "
                   "early phase."),
     ),
