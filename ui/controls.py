@@ -305,7 +305,7 @@ def _numbers(p: _Panel, *paths: str) -> None:
 def _points_controls(p: _Panel, d: dict[str, Any]) -> None:
     _table_of(p, "points", ("angles_deg", "radii", "labels"), d, "One row per data point "
               "x = r(cos θ, sin θ). Labels ±1 classify; other labels regress (square "
-              "loss). Add or delete rows at the bottom.")
+              "loss). Edit the table to change, add or delete rows.")
 
 
 def _clusters_controls(p: _Panel, d: dict[str, Any]) -> None:
