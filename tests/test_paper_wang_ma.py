@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynamics import papers, phases
+from dynamics import papers
 from dynamics.config import Config
 from dynamics.papers import wang_ma
 from dynamics.simulate import simulate as _simulate
@@ -199,7 +199,7 @@ def test_annotation_draws_the_predicted_marker_beside_the_detected_phase(flow):
     (mk,) = [m for m in an.markers if m.name == "Phase IV (predicted)"]
     iv = next(p for p in an.phases if p.name == "Phase IV")
     assert mk.source == "predicted" and abs(mk.time - iv.start) <= 0.1 * mk.time
-    assert all(name in wang_ma.PAPER.text for name, _rule in phases.WANG_MA_RULES)
+    assert all(name in wang_ma.PAPER.text for name, _rule in wang_ma.RULE_WORDS)
 
 
 @pytest.mark.slow
@@ -322,7 +322,7 @@ def test_preset_is_the_papers_setting():
 
 def test_wang_ma_four_phases_in_order_quick():
     tr = simulate(wang_ma.config(t_end=1000.0))
-    ph, counts, summary = phases.wang_ma_phases(tr)
+    ph, counts, summary = wang_ma.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"
     starts = [p.start for p in ph]
     assert starts == sorted(starts)
