@@ -50,7 +50,7 @@ def test_trap_state_reads_the_dynamics_at_the_plateau(trapped):
     assert boursier.trap_state(dataclasses.replace(trapped, W=W, a=a)).trapped is True
 
 
-# the quick sweep's points whose "trapped" the issue questioned, and a control of each kind
+# the quick sweep's points whose "trapped" verdict is least clear-cut, and a control of each kind
 _POINTS = [({"init.scale": 1e-3, "init.scheme": "balanced", "model.gamma": 0.05}, 0),
            ({"init.scale": 1e-3, "init.scheme": "gaussian", "model.gamma": 0.0}, 0),
            ({"init.scale": 1e-3, "init.scheme": "gaussian", "model.gamma": 0.0}, 1),
