@@ -144,15 +144,22 @@ def test_a_scrub_swap_paints_the_run_and_draws_it_whole_once_at_rest(context_of,
     page.evaluate(COUNT_JS)
     layer = "() => { const c = document.querySelector('.eae-layer'); return c && !c.hidden ? " \
             "c.toDataURL() : null; }"
+    # the canvas and the title are read in the page the moment member i is shown during the
+    # drag: a read from here, a round trip later, raced the settle (SETTLE_MS, 180 ms) on a
+    # loaded host, which puts the canvas away (a page timer every 10 ms runs before it)
+    caught = """(i) => { const p = EAEPlayer.players[0];
+      if (p.familyShown !== i || p.busy || !p.dragging) return false;
+      const c = document.querySelector('.eae-layer');
+      window.__caught = {layer: c && !c.hidden ? c.toDataURL() : null, title: p.titleText()};
+      return true; }"""
     seen, titles = [], []
     for i in (0, 2, 0, 2, 1, 0):
         page.evaluate("""(i) => { const s = document.querySelector('.eae-scrub-input');
                           s.value = String(i); s.dispatchEvent(new Event('input')); }""", i)
-        page.wait_for_function(f"EAEPlayer.players[0].familyShown === {i} && "
-                               "!EAEPlayer.players[0].busy", timeout=60_000, polling=10)
-        page.wait_for_function("() => EAEPlayer.players[0].dragging", timeout=60_000)
-        seen.append(page.evaluate(layer))
-        titles.append(page.evaluate("() => EAEPlayer.players[0].titleText()"))
+        page.wait_for_function(caught, arg=i, timeout=60_000, polling=10)
+        got = page.evaluate("() => window.__caught")
+        seen.append(got["layer"])
+        titles.append(got["title"])
     calls = page.evaluate("() => window.__calls")
     assert calls["react"] <= 2 and calls["animate"] == 0 and calls["restyle"] == 0
     assert all(seen) and seen[0] != seen[1] and seen[0] == seen[2]  # each run painted, again
