@@ -44,18 +44,23 @@ def _texts(path: Path) -> list[tuple[int, str]]:
     """(line, text) of every docstring and comment of a Python or JavaScript file."""
     src = path.read_text(encoding="utf-8")
     out: list[tuple[int, str]] = []
+    if not PATH.search(src):  # nothing path-like anywhere in the file
+        return out
     if path.suffix == ".py":
-        tree = ast.parse(src)
-        for node in ast.walk(tree):
-            body = getattr(node, "body", None)
-            if isinstance(body, list):  # docstrings, and the strings documenting a name
-                for stmt in body:
+        todo: list[ast.AST] = [ast.parse(src)]
+        while todo:  # statement lists only: docstrings, and the strings documenting a name
+            node = todo.pop()
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for stmt in getattr(node, field, None) or ():
                     if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
                             and isinstance(stmt.value.value, str)):
                         out.append((stmt.lineno, stmt.value.value))
-        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
-            if tok.type == tokenize.COMMENT:
-                out.append((tok.start[0], tok.string))
+                    elif isinstance(stmt, ast.stmt | ast.excepthandler):
+                        todo.append(stmt)
+        if any("#" in line and PATH.search(line) for line in src.splitlines()):
+            for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+                if tok.type == tokenize.COMMENT:
+                    out.append((tok.start[0], tok.string))
     else:  # JavaScript: // and /* */ comments
         for m in re.finditer(r"/\*.*?\*/|(?<![:\\\w'\"])//[^\n]*", src, re.S):
             out.append((src.count("\n", 0, m.start()) + 1, m.group()))
