@@ -113,6 +113,47 @@ def player_frame(page: Any, index: int = 0) -> Any:
     """The Playwright frame of the `index`-th figure player on the page (to click ▶ in it)."""
     return page.frame_locator('iframe[title$="eae_player"]').nth(index)
 
+
+_PAINTED_JS = """([i, n]) => new Promise(done => {
+  const f = document.querySelectorAll('iframe[title$="eae_player"]')[i || 0];
+  const w = (f && f.contentWindow) || window;
+  let k = 0;
+  const tick = () => (++k >= n ? done(k) : w.requestAnimationFrame(tick));
+  w.requestAnimationFrame(tick);
+})"""
+
+
+def player_painted(page: Any, frames: int, index: int = 0) -> None:
+    """Return once the `index`-th player's window has painted `frames` more animation frames:
+    its timers and input handlers ran meanwhile, however loaded the machine (a condition on
+    the browser's own progress, not a sleep)."""
+    page.evaluate(_PAINTED_JS, [index, frames])
+
+
+def set_playing(page: Any, playing: bool, index: int = 0, tries: int = 4,
+                timeout_ms: float = 15_000) -> dict[str, Any]:
+    """Click the `index`-th player's ▶/❚❚ until its state says `playing`, each click verified
+    (the player's state changes within `timeout_ms`) before another: a click lost on a loaded
+    host is clicked again, one that landed is never repeated. No click when it already is.
+    Returns the player's state (`PLAYER_JS`)."""
+    want = "true" if playing else "false"
+    check = f"() => {{ const s = ({PLAYER_JS})({index}); return !!s && s.playing === {want}; }}"
+    button = player_frame(page, index).locator(".eae-play")
+    for _ in range(tries):
+        if page.evaluate(check):
+            break
+        button.click()
+        try:
+            page.wait_for_function(check, timeout=timeout_ms, polling=50)
+            break
+        except Exception as e:  # Playwright's TimeoutError: the click did not take, again
+            if "Timeout" not in type(e).__name__:
+                raise
+    else:
+        raise AssertionError(f"the player is not {'playing' if playing else 'paused'} after "
+                             f"{tries} verified clicks: {page.evaluate(PLAYER_JS, index)}")
+    return page.evaluate(PLAYER_JS, index)
+
 _STATE_JS = """() => {
   const a = document.querySelector('[data-testid="stApp"]');
   return {

@@ -35,6 +35,21 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class PhaseText:
+    """A paper's words for one of its phases (`Paper.phase_text`, by phase name): `plain`, its
+    `Phase.plain`; `says`, the commentary's sentence for a frame inside it (`viz.commentary`),
+    a `str.format` template of that frame's values — {plain}, {big} (largest ‖w_j‖), {grow}
+    (its factor since t = 0), {loss}, {loss0}, {acc} (training accuracy, a fraction),
+    {n_active}, {end} (the phase's end) — and of where the figure shows them: {directions},
+    {norms_panel}, {loss_panel}, {accuracy_panel}; `says_until`: the sentence while the phase
+    ends before the run does ("": `says`)."""
+
+    plain: str
+    says: str
+    says_until: str = ""
+
+
+@dataclass(frozen=True)
 class TimeMarker:
     """A single time: a predicted bound (dashed) or a detected event (solid)."""
 

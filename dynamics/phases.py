@@ -25,12 +25,11 @@ Rules
   training accuracy below 1 lasting ≥ `plateau_decades` decades.
 * **activation changes**: from `trajectory.events`, per frame and per output sign, the number of
   (neuron, point) pairs switched off and on; markers at the last change of each sign group.
-* **Wang & Ma phases I–IV** (two-signal data, frozen output layer): see `wang_ma_phases`;
-  which neurons are active on x₊ / x₋ comes from the side of each kink and the Filippov
-  sliding condition (`kink_states`), the predicted start of IV from h(x₊) + h(x₋)
-  (`predicted_reactivation`).
 * **cone time** (Min et al.'s end of alignment, the one rule used by the claims and the sweep
   summaries): see `cone_time`.
+
+A paper's own phases are detected in its module (`papers/wang_ma.py`: phases I–IV;
+`papers/boursier.py`: the OLS plateau), from these rules and `loss_derivative`.
 """
 
 from __future__ import annotations
@@ -53,13 +52,10 @@ PLAIN: dict[str, str] = {
     "initial plateau": "loss flat at the start",
     "plateau": "loss flat: stuck at a saddle",
     "accuracy plateau": "accuracy stuck",
-    "Phase I": "I: neurons bunch up, loss starts to fall",
-    "Phase II": "II: accuracy stuck on a plateau",
-    "Phase III": "III: positive neurons let go of x₋",
-    "Phase IV": "IV: negative neurons come back to x₊",
 }
-"""Each detected phase in plain words (`Phase.plain`: the labels a student reads); the
-paper's own name stays `Phase.name` (hovers)."""
+"""Each phase detected here in plain words (`Phase.plain`: the labels a student reads); the
+paper's own name stays `Phase.name` (hovers). A paper's own phases are named in its module
+(`Paper.phase_text`)."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +69,6 @@ class PhaseRules:
     converged_rel: float = 1e-3
     plateau_slope: float = 0.02
     plateau_decades: float = 0.5
-    condensed_deg: float = 10.0  # Wang & Ma: spread of active directions per sign group
-    count_drop: int = 1  # Wang & Ma: change of a neuron count that starts phase III / IV
-    kink_cos: float = 5e-3  # Wang & Ma: |cos∠(w_j, s)| ≤ this is "on the kink" of signal s
 
 
 DEFAULT_RULES = PhaseRules()
@@ -314,19 +307,7 @@ def cone_time(traj: Trajectory) -> float | None:
     return float(traj.t[k])
 
 
-# ----------------------------------------------------------------------------- Wang & Ma
-# With the output layer frozen, a neuron whose direction field points across the kink
-# ⟨w_j, s⟩ = 0 of a signal s from both sides *slides* along it (a Filippov sliding mode): under
-# the flow it sits on the kink, under GD (or an adaptive integrator's finite steps) it chatters
-# across it with an amplitude that shrinks with the step. Whether it is "active on s" is decided
-# by that dynamics, not by a fixed cosine margin: see `kink_states`.
-def _signal_vectors(traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
-    d = traj.directions
-    if "x₊ signal" in d and "x₋ signal" in d:
-        return np.asarray(d["x₊ signal"], float), np.asarray(d["x₋ signal"], float)
-    return traj.X[traj.y > 0].mean(axis=0), traj.X[traj.y < 0].mean(axis=0)
-
-
+# ----------------------------------------------------------------------------- losses
 def loss_derivative(loss: str, h: np.ndarray, y: np.ndarray) -> np.ndarray:
     """∂ℓ/∂ŷ at ŷ = h: square h − y; logistic −y/(1 + e^{yh}); exponential −y e^{−yh}."""
     h, y = np.asarray(h, float), np.asarray(y, float)
@@ -337,309 +318,3 @@ def loss_derivative(loss: str, h: np.ndarray, y: np.ndarray) -> np.ndarray:
     if loss == "exponential":
         return -y * np.exp(np.clip(-y * h, -700, 700))
     raise ValueError(f"unknown loss {loss!r}")
-
-
-@dataclass(frozen=True)
-class KinkStates:
-    """Per frame f and neuron j, for the two signals s ∈ {x₊, x₋} (`kink_states`):
-    `active_*` (F, m) — the neuron is active on s; `sliding_*` (F, m) — it sits on the kink
-    ⟨w_j, s⟩ = 0 and the flow holds it there (counted inactive); `filippov` (F,) — the frame's
-    full W gave the one-sided velocities (False: the cosine-only fallback was used)."""
-
-    active_plus: np.ndarray
-    active_minus: np.ndarray
-    sliding_plus: np.ndarray
-    sliding_minus: np.ndarray
-    filippov: np.ndarray
-
-
-def _step_scale(traj: Trajectory) -> tuple[float, float]:
-    """(η, b): the chatter across a kink of a run is ≲ η·ρ_j + b in cos, ρ_j the neuron's rate
-    of change of cos near the kink. GD: one step of its fixed η (b = 0). `gf`: its kink-floor
-    steps h = KINK_REL·rtol^(1/3)/max_k(‖∇θ_k L‖/‖θ_k‖) (dynamics.kernels.gf) set the scale
-    KINK_REL·rtol^(1/3); the chatter measured on the two-signal grid (δ ≤ 30°, p ≤ 4, init std
-    1e-4…1e-2, rtol 1e-6, t ≥ 1) reaches 2.9 times it, so b = 2.5 × that scale (the band is
-    twice b: 5e-3 at rtol 1e-6)."""
-    it = traj.config.integrator
-    if it.method == "gd":
-        return float(it.lr), 0.0
-    from .kernels.gf import KINK_REL
-
-    return 0.0, float(2.5 * KINK_REL * it.rtol ** (1.0 / 3.0))
-
-
-def _side_of_kink(W: np.ndarray, a: np.ndarray, s: np.ndarray, cls: np.ndarray, X: np.ndarray,
-                  r: np.ndarray, gamma: float, c: float, band: float,
-                  step: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
-    """(active, sliding) of each row of W with respect to the kink of signal s, whose class
-    (the points lying on s) is `cls`; W (k, m, d), a (k, m) and r (k, n) for k frames at once.
-    r_i = −R s_i ∂ℓ(h_i, y_i) are the residual weights, so dw_j/dt = c a_j Σ_i r_i
-    σ'(⟨w_j, x_i⟩) x_i. The one-sided velocities of ⟨w_j, s⟩ with the class of s taken active
-    (σ' = 1) or inactive (σ' = γ), the other points as they are: v_act, v_in. On the kink —
-    |cos∠(w_j, s)| ≤ max(band, 2(η ρ_j + b)) with (η, b) = `step` and ρ_j = max(|v_act|,
-    |v_in|)/(‖w_j‖‖s‖), twice one step's chatter — the neuron slides iff v_act ≤ 0 (the active
-    side pushes it back); otherwise it is active when it is on the positive side or both sides
-    carry it there (v_in > 0)."""
-    G = X @ s
-    Zo = np.einsum("kjd,nd->kjn", W, X[~cls])
-    other = np.einsum("kjn,kn->kj", np.where(Zo > 0, 1.0, gamma), r[:, ~cls] * G[~cls])
-    own = (r[:, cls] @ G[cls])[:, None]
-    v_act = c * a * (own + other)
-    v_in = c * a * (gamma * own + other)
-    ws = W @ s
-    scale = np.maximum(np.linalg.norm(W, axis=2) * np.linalg.norm(s), _TINY)
-    cos = ws / scale
-    rho = np.maximum(np.abs(v_act), np.abs(v_in)) / scale
-    kink = np.abs(cos) <= np.maximum(band, 2.0 * (step[0] * rho + step[1]))
-    sliding = kink & (v_act <= 0)
-    active = (cos > band) | (kink & (v_act > 0) & ((ws > 0) | (v_in > 0)))
-    return active, sliding
-
-
-def kink_states(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES) -> KinkStates:
-    """Which neurons are active on x₊ and on x₋ at every frame, by the side of each kink and
-    the Filippov sliding condition.
-
-    A neuron is *active on s* when cos∠(w_j, s) > `rules.kink_cos`, inactive when it is below
-    −kink_cos. Inside the band |cos| ≤ kink_cos it is *on the kink*: it slides (inactive: it
-    contributes nothing to h(s)) while the Filippov condition holds — the velocity of ⟨w_j, s⟩
-    on the active side points back to the kink — and it is active (entering the active side)
-    once that velocity points away from the kink, from the outputs h(x_i) of the frame. For
-    the two-signal exponential loss (x_i on the signals, class weight p on x₊) the condition
-    reads: a negative neuron on x₊'s kink that is active on x₋ slides iff
-    h(x₊) + h(x₋) < ln(p ‖x₊‖² / ⟨x₊, x₋⟩) (`reactivation_threshold`); a positive neuron on
-    x₋'s kink that is active on x₊ slides iff h(x₊) + h(x₋) > ln(p ⟨x₊, x₋⟩ / ‖x₋‖²).
-
-    The band only has to contain the chatter across the kink, which the discretisation sets:
-    it is max(kink_cos, twice one step's move of cos) — GD: 2η·ρ_j (ρ_j the neuron's rate of
-    change of cos at the kink; large early, while ‖w_j‖ is small); `gf`: 5·KINK_REL·rtol^(1/3)
-    (`_step_scale`; 5e-3 at the default rtol, measured chatter ≤ 2.9e-3 for t ≥ 1). The same
-    floor kink_cos = 5e-3 (0.29°) for every integrator keeps their phase times comparable; a
-    neuron still approaching a kink is counted on it that much early (≈ 10 % of the Phase III
-    time on the preset). Frames without a stored full W fall back to the cosines: active iff
-    cos > kink_cos (`filippov` False there)."""
-    xp, xm = _signal_vectors(traj)
-    F, m = traj.a.shape
-    out = {k: np.zeros((F, m), bool) for k in ("ap", "am", "sp", "sm")}
-    fil = np.zeros(F, bool)
-    cfg = traj.config
-    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
-    R = 1.0 / len(y) if cfg.loss.reduction == "mean" else 1.0
-    gamma, c = float(cfg.model.gamma), cfg.model.output_scale
-    band = rules.kink_cos
-    step = _step_scale(traj)
-    cp = traj.cosines.get("x₊ signal")
-    cm = traj.cosines.get("x₋ signal")
-    from .readouts import OUTPUT_CHUNK, network_outputs
-
-    frames, H = network_outputs(traj, X)
-    frames, first = np.unique(frames, return_index=True)
-    H = H[first]
-    W_all = np.asarray(traj.W, float)[first]
-    sw = np.asarray(traj.sw, float)
-    step_k = max(1, OUTPUT_CHUNK // max(m * X.shape[0], 1))
-    for lo in range(0, frames.size, step_k):  # frames with a stored full W, in chunks
-        fr = frames[lo:lo + step_k]
-        W, a = W_all[lo:lo + step_k], np.asarray(traj.a, float)[fr]
-        r = -R * sw[None] * loss_derivative(cfg.loss.kind, H[lo:lo + step_k], y[None])
-        out["ap"][fr], out["sp"][fr] = _side_of_kink(W, a, xp, y > 0, X, r, gamma, c, band,
-                                                     step)
-        out["am"][fr], out["sm"][fr] = _side_of_kink(W, a, xm, y < 0, X, r, gamma, c, band,
-                                                     step)
-        fil[fr] = True
-    rest = np.flatnonzero(~fil)
-    if rest.size:  # the cosine-only fallback
-        if cp is None or cm is None:
-            raise ValueError("need the full W or the signals' cosines at every frame")
-        cp, cm = np.asarray(cp)[rest], np.asarray(cm)[rest]
-        out["ap"][rest], out["am"][rest] = cp > band, cm > band
-        out["sp"][rest], out["sm"][rest] = np.abs(cp) <= band, np.abs(cm) <= band
-    return KinkStates(out["ap"], out["am"], out["sp"], out["sm"], fil)
-
-
-def wang_ma_counts(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
-                   ) -> dict[str, np.ndarray]:
-    """Per frame: positive neurons (a_j > 0) active on x₊ ("pos_on_plus") and on x₋
-    ("pos_on_minus"), negative neurons active on x₊ ("neg_on_plus") and on x₋
-    ("neg_on_minus"), active as decided by `kink_states` (side of the kink and sliding)."""
-    ks = kink_states(traj, rules)
-    pos = traj.a > 0
-    neg = traj.a < 0
-    return {
-        "pos_on_plus": (ks.active_plus & pos).sum(axis=1),
-        "pos_on_minus": (ks.active_minus & pos).sum(axis=1),
-        "neg_on_plus": (ks.active_plus & neg).sum(axis=1),
-        "neg_on_minus": (ks.active_minus & neg).sum(axis=1),
-    }
-
-
-def reactivation_threshold(traj: Trajectory) -> float | None:
-    """ln(p ‖x₊‖² / ⟨x₊, x₋⟩) = ln(p / cos δ) for unit signals: the value of h(x₊) + h(x₋) at
-    which a negative neuron sliding on x₊'s kink (active on x₋) leaves it for the active side
-    (the Filippov condition p e^{−h(x₊)} ‖x₊‖² > e^{h(x₋)} ⟨x₊, x₋⟩ fails; exponential loss,
-    p = Σ_{y_i>0} s_i / Σ_{y_i<0} s_i). None for other losses or when ⟨x₊, x₋⟩ ≤ 0 (no
-    sliding there: such a neuron is pushed away from x₊ on both sides)."""
-    if traj.config.loss.kind != "exponential":
-        return None
-    xp, xm = _signal_vectors(traj)
-    dot = float(xp @ xm)
-    sw, y = np.asarray(traj.sw, float), np.asarray(traj.y, float)
-    p = float(sw[y > 0].sum() / max(sw[y < 0].sum(), _TINY))
-    if dot <= 0 or p <= 0:
-        return None
-    return float(np.log(p * float(xp @ xp) / dot))
-
-
-def signal_output_sum(traj: Trajectory) -> np.ndarray:
-    """h(x₊) + h(x₋) at every frame (the kernels' forward pass on the two signals; NaN at
-    frames without a stored full W)."""
-    from .readouts import network_outputs
-
-    xp, xm = _signal_vectors(traj)
-    out = np.full(traj.n_frames, np.nan)
-    frames, h = network_outputs(traj, np.stack([xp, xm]))
-    out[frames] = h.sum(axis=1)
-    return out
-
-
-def predicted_reactivation(traj: Trajectory) -> tuple[float | None, str]:
-    """The first logged time with h(x₊) + h(x₋) ≥ `reactivation_threshold`: from then on
-    negative neurons sliding on x₊'s kink are carried onto its active side (Phase IV, derived
-    from the Filippov condition; not the paper's formula). (None, why) when the condition is not
-    defined, already holds at t = 0 (nothing slides) or is not reached in the run."""
-    thr = reactivation_threshold(traj)
-    if thr is None:
-        return None, "no reactivation condition (needs exponential loss and ⟨x₊, x₋⟩ > 0)"
-    hs = signal_output_sum(traj)
-    ok = np.isfinite(hs)
-    if not ok.any():
-        return None, "no stored full W: h(x±) unknown"
-    hit = np.flatnonzero(ok & (hs >= thr))
-    if hit.size and hit[0] == 0:
-        return None, f"h(x₊) + h(x₋) ≥ {thr:.4g} from t = 0: nothing slides on x₊'s kink"
-    if not hit.size:
-        return None, (f"h(x₊) + h(x₋) stays below ln(p/cos δ) = {thr:.4g} (max "
-                      f"{np.nanmax(hs):.4g})")
-    f = int(hit[0])
-    return float(traj.t[f]), (f"h(x₊) + h(x₋) = {hs[f]:.4g} ≥ ln(p ‖x₊‖²/⟨x₊,x₋⟩) = "
-                              f"{thr:.4g}: the Filippov sliding condition of the negative "
-                              "neurons on x₊'s kink fails")
-
-
-def _group_spread(traj: Trajectory, sel: np.ndarray, frame: int) -> float:
-    """Max angle (degrees) between a group's neurons' projected directions and their mean."""
-    P = traj.proj[frame][sel]
-    nrm = np.linalg.norm(P, axis=1)
-    P = P[nrm > 0] / nrm[nrm > 0, None]
-    if len(P) < 2:
-        return 0.0
-    mean = P.sum(axis=0)
-    if np.linalg.norm(mean) <= _TINY:
-        return 180.0
-    mean /= np.linalg.norm(mean)
-    return float(np.degrees(np.arccos(np.clip(P @ mean, -1, 1))).max())
-
-
-def condensation_time(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES,
-                      states: KinkStates | None = None) -> float | None:
-    """First frame at which, within each output-sign group, the neurons active on some signal
-    (`kink_states`) lie within `condensed_deg` of their group's mean direction (in the
-    recorded plane)."""
-    ks = kink_states(traj, rules) if states is None else states
-    act = ks.active_plus | ks.active_minus
-    for f in range(1, traj.n_frames):
-        if all(_group_spread(traj, (traj.a[f] * sgn > 0) & act[f], f) <= rules.condensed_deg
-               for sgn in (1, -1)):
-            return float(traj.t[f])
-    return None
-
-
-WANG_MA_RULES = (
-    ("Phase I", "condensation and saddle escape: ends when, per output sign, the neurons "
-     "active on a signal lie within 10° of their mean direction and the loss has left L(0) "
-     "by 1 %, whichever is later"),
-    ("Phase II", "accuracy plateau: from the end of I while the training accuracy keeps its "
-     "value"),
-    ("Phase III", "self-simplification: starts when the number of positive neurons active on "
-     "x₋ falls — a neuron counts as inactive once it sits on x₋'s kink and the flow holds it "
-     "there (Filippov sliding)"),
-    ("Phase IV", "self-complication: starts when the number of negative neurons active on x₊ "
-     "rises — neurons that slid along x₊'s kink are carried onto its active side; predicted "
-     "(dashed) where h(x₊) + h(x₋) reaches ln(p/cos δ)"),
-)
-"""Each phase's rule in words (the Papers page and the hover of the bands)."""
-
-
-def wang_ma_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
-                   ) -> tuple[list[Phase], dict[str, np.ndarray], str]:
-    """Wang & Ma's four phases from logged quantities [reviews' picture; rules derived]:
-
-    * I (condensation, saddle escape): [0, t_I], t_I = max(condensation time, saddle escape).
-    * II (accuracy plateau): from t_I while the training accuracy keeps its value at t_I; ends
-      at the first frame where it changes. None when the accuracy is already 1 at t_I.
-    * III (positive neurons deactivate on x₋): starts at the first frame after t_I where the
-      count of positive neurons active on x₋ (`kink_states`: sliding on the kink is inactive)
-      has fallen by ≥ count_drop below its value at t_I; ends where that count reaches its
-      minimum after the start (or where IV starts).
-    * IV (negative neurons reactivate on x₊): starts at the first frame after III's start where
-      the count of negative neurons active on x₊ exceeds its running minimum by ≥ count_drop;
-      lasts to the end of the run.
-
-    Returns (phases found, the four counts over frames, a one-line summary with the order)."""
-    ks = kink_states(traj, rules)
-    pos, neg = traj.a > 0, traj.a < 0
-    counts = {"pos_on_plus": (ks.active_plus & pos).sum(axis=1),
-              "pos_on_minus": (ks.active_minus & pos).sum(axis=1),
-              "neg_on_plus": (ks.active_plus & neg).sum(axis=1),
-              "neg_on_minus": (ks.active_minus & neg).sum(axis=1)}
-    t = traj.t
-    t_end = float(t[-1])
-    phases: list[Phase] = []
-    t_cond = condensation_time(traj, rules, ks)
-    t_esc = saddle_escape(traj, rules)
-    if t_cond is None or t_esc is None:
-        return phases, counts, "phase I not completed (no condensation or no saddle escape)"
-    t_I = max(t_cond, t_esc)
-    phases.append(Phase("Phase I", 0.0, t_I, "detected",
-                        f"condensed (≤ {rules.condensed_deg:g}°) at t = {t_cond:.4g}; loss left "
-                        f"L(0) at t = {t_esc:.4g}", PLAIN["Phase I"]))
-    fI = int(np.searchsorted(t, t_I))
-    acc0 = traj.accuracy[fI]
-    order = "I"
-    if acc0 < 1.0:  # at accuracy 1 already there is no plateau to escape: no Phase II
-        diff = np.flatnonzero(~np.isclose(traj.accuracy[fI:], acc0))
-        if diff.size == 0:
-            phases.append(Phase("Phase II", t_I, t_end, "detected",
-                                f"accuracy stays at {acc0:.3g} to the end", PLAIN["Phase II"]))
-            return phases, counts, "I → II (no escape from the accuracy plateau)"
-        fII = fI + int(diff[0])
-        phases.append(Phase("Phase II", t_I, float(t[fII]), "detected",
-                            f"training accuracy constant at {acc0:.3g} for "
-                            f"{np.log10(max(t[fII], 1e-300) / max(t_I, 1e-300)):.2g} decades",
-                            PLAIN["Phase II"]))
-        order += " → II"
-    pm = counts["pos_on_minus"]
-    drop = np.flatnonzero(pm[fI:] <= pm[fI] - rules.count_drop)
-    if drop.size == 0:
-        return phases, counts, order + " (no deactivation of positive neurons on x₋)"
-    fIII = fI + int(drop[0])
-    fmin = fIII + int(np.argmin(pm[fIII:]))
-    nm = counts["neg_on_plus"]
-    run_min = np.minimum.accumulate(nm[fIII:])
-    rise = np.flatnonzero(nm[fIII:] >= run_min + rules.count_drop)
-    end_III = float(t[fmin])
-    if rise.size:
-        fIV = fIII + int(rise[0])
-        end_III = min(end_III, float(t[fIV])) if fmin > fIII else float(t[fIV])
-    slid = int((ks.sliding_minus[fmin] & pos[fmin]).sum())
-    phases.append(Phase("Phase III", float(t[fIII]), max(end_III, float(t[fIII])), "detected",
-                        f"positive neurons active on x₋: {int(pm[fI])} → {int(pm[fmin])} "
-                        f"({slid} sliding on x₋'s kink)", PLAIN["Phase III"]))
-    order += " → III"
-    if rise.size == 0:
-        return phases, counts, order + " (no reactivation of negative neurons on x₊)"
-    phases.append(Phase("Phase IV", float(t[fIV]), t_end, "detected",
-                        f"negative neurons active on x₊: {int(run_min[rise[0]])} → "
-                        f"{int(nm[-1])} at the end (left x₊'s kink: the sliding condition "
-                        "failed)", PLAIN["Phase IV"]))
-    return phases, counts, order + " → IV"

@@ -414,7 +414,7 @@ class Service:
 
     def analyse(self, traj: Trajectory) -> Analysis:
         """Theory and phases for a trajectory (`dynamics.analysis.analyse`), memoised per cache
-        key, status and length. Empty `Analysis()` while that module does not exist."""
+        key, status and length."""
         mkey = (traj.config.cache_key(), traj.status + ("~" if traj.meta.get("provisional")
                                                         else ""), traj.n_frames,
                 float(traj.t[-1]) if traj.n_frames else 0.0)

@@ -1,7 +1,7 @@
 """Theory for small initialisation: the direction field, extremal vectors, and each paper's
 predicted directions, times and limits, computed from the data (never typed in).
 
-Conventions (as in `core.py`): h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu),
+Conventions (as in `config/sections.py`): h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu),
 σ'(u) = 1 if u > 0 else γ; L = R Σ_i s_i ℓ(h_i, y_i) with R = 1/n ("mean") or 1 ("sum").
 Time is our gradient-flow time t (GD: t = kη).
 

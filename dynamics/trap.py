@@ -21,7 +21,7 @@ outside C); the norms grow meanwhile on the predicted time scale `t_align` of
 `dynamics.timescales` (the alignment phase's end, ln(w*/‖w(0)‖)/r). Verdict: "trap" when
 t_cone ≤ t_align/RACE_MARGIN, "escape" when any condition fails or t_cone ≥ RACE_MARGIN·t_align,
 "unsure" in between (the race is too close for a formula of that accuracy; the run decides).
-Not a theorem of the paper for every data set: its hypotheses as read in `shared/papers.md`,
+Not a theorem of the paper for every data set: its hypotheses as we read the paper,
 checked against runs on random data in tests/test_trap.py.
 """
 

@@ -144,3 +144,38 @@ def test_a_lazy_run_is_not_said_to_grow():
     texts = captions(tr, analyse(tr), range(tr.n_frames))
     assert "hardly grow" in texts[0] and not any("grow together" in t for t in texts)
     assert any(t.startswith("Loss falls: the norms hardly move") for t in texts)
+
+
+def test_each_paper_declares_its_phases_words_and_the_sentences_read_them(traj):
+    """A paper's phases are named once, in its module (`Paper.phase_text`): no two papers
+    share a phase name, every sentence fills from the commentary's vocabulary only, and a
+    phase declared by a paper is described by its own sentence (here a made-up one)."""
+    import dataclasses
+    import string
+
+    from dynamics.annotations import PhaseText
+    from dynamics.papers import PAPERS
+    from viz import commentary
+
+    names = [n for p in PAPERS.values() for n in p.phase_text]
+    assert len(names) == len(set(names)) and {"Phase I", "OLS plateau"} <= set(names)
+    fields = {"plain", "big", "grow", "loss", "loss0", "acc", "n_active", "end", "directions",
+              "norms_panel", "loss_panel", "accuracy_panel"}
+    for p in PAPERS.values():
+        for name, said in p.phase_text.items():
+            for text in (said.says, said.says_until):
+                used = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+                assert used <= fields, (p.key, name, used - fields)
+            assert said.plain and said.says, (p.key, name)
+    own = dataclasses.replace(commentary.PAPER_TEXT["Phase III"],
+                              says="{plain}: a made-up sentence, loss {loss}.")
+    an = Analysis(phases=(Phase("fitting", 1.0, 40.0),
+                          Phase("Phase III", 10.0, 40.0, plain="III: words")))
+    old = commentary.PAPER_TEXT["Phase III"]
+    commentary.PAPER_TEXT["Phase III"] = own
+    try:
+        text = captions(traj, an, [_at(traj, 20.0)])[0]
+    finally:
+        commentary.PAPER_TEXT["Phase III"] = old
+    assert text.startswith("III: words: a made-up sentence, loss "), text
+    assert isinstance(own, PhaseText)

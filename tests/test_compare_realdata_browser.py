@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from devtools.browser import PLAYER_JS, player_frame, wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, set_playing, wait_for_streamlit_idle
 from dynamics.uploads import example_csv
 
 
@@ -30,13 +30,12 @@ def _open(page, url: str) -> dict:
 
 
 def _play_and_wait(page, min_frame: int) -> None:
-    player_frame(page).locator(".eae-play").click()
-    page.wait_for_function(f"() => ({PLAYER_JS})(0).frame > {min_frame}", timeout=30_000)
+    set_playing(page, True)  # clicked until the player says so
+    page.wait_for_function(f"() => ({PLAYER_JS})(0).frame > {min_frame}", timeout=60_000)
 
 
 def _pause(page) -> None:
-    player_frame(page).locator(".eae-play").click()
-    page.wait_for_function(f"() => !({PLAYER_JS})(0).playing", timeout=60_000)
+    set_playing(page, False)
 
 
 @pytest.mark.browser

@@ -35,7 +35,7 @@ def run_probe(cache: Path, record: Path) -> dict:
     """Run the warm-up and the probe in a fresh process over `cache`; its record."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-m", "dynamics.same_bits", "--write", str(record)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(record.read_text())
@@ -62,6 +62,9 @@ def _cold_record(tmp_path: Path) -> tuple[dict, Path]:
 
 
 @pytest.mark.heavy
+# liveness bounds, not timings: a cold compile of every kernel took over 300 s beside a
+# loaded host's other work (load average 20 on 2 cores)
+@pytest.mark.timeout(3000)
 def test_compiled_and_cache_loaded_kernels_give_the_same_bits(tmp_path: Path) -> None:
     cold, cache = _cold_record(tmp_path)  # compiled every kernel from scratch
     warm = run_probe(cache, tmp_path / "warm.json")  # loads every kernel from that cache

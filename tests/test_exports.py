@@ -61,7 +61,7 @@ def test_numbers_stay_numbers_and_text_is_quoted() -> None:
 
 
 def test_a_sweep_spec_value_cannot_become_a_formula_in_the_results_csv() -> None:
-    """The issue's sweep: a string axis value starting with '=' is an invalid point whose
+    """A sweep whose string axis value starting with '=' is an invalid point whose
     message quotes it; the results CSV carries it as text."""
     spec = sw.Sweep.from_dict({"base": BASE, "axes": [
         {"field": "data.kind", "values": ["points", FORMULA]}]})

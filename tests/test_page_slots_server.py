@@ -20,7 +20,7 @@ from devtools.server import REPO_ROOT, StreamlitServer
 
 pytestmark = pytest.mark.server
 
-# the issue's link: its teacher data were drawn up to 1,000 times before the gate (seconds)
+# a link to huge teacher data: its data were drawn up to 1,000 times before the gate (seconds)
 HEAVY_LINK = "data.kind=teacher&data.n=20000&data.d=8"
 
 
@@ -37,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer
 
 
 def _zeros_npz() -> bytes:
-    """The issue's upload: 160 KB that parse to 164 MB (20,000 × 1,024 zeros, ±1 labels)."""
+    """A compressed upload: 160 KB that parse to 164 MB (20,000 × 1,024 zeros, ±1 labels)."""
     buf = io.BytesIO()
     np.savez_compressed(buf, X=np.zeros((20_000, 1_024)),
                         y=np.where(np.arange(20_000) % 2, 1.0, -1.0))

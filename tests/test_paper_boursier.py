@@ -50,7 +50,7 @@ def test_trap_state_reads_the_dynamics_at_the_plateau(trapped):
     assert boursier.trap_state(dataclasses.replace(trapped, W=W, a=a)).trapped is True
 
 
-# the quick sweep's points whose "trapped" the issue questioned, and a control of each kind
+# the quick sweep's points whose "trapped" verdict is least clear-cut, and a control of each kind
 _POINTS = [({"init.scale": 1e-3, "init.scheme": "balanced", "model.gamma": 0.05}, 0),
            ({"init.scale": 1e-3, "init.scheme": "gaussian", "model.gamma": 0.0}, 0),
            ({"init.scale": 1e-3, "init.scheme": "gaussian", "model.gamma": 0.0}, 1),
@@ -185,7 +185,7 @@ def test_boursier_trap_and_leaky_escape_quick():
     cfg = boursier.config("balanced", 0, 600.0, 200)
     L_ols = theory.ols_fit(cfg).loss
     tr = simulate(cfg)
-    assert abs(tr.loss[-1] - L_ols) <= 1e-3  # the claim's tolerance (papers.md: 1e-3)
+    assert abs(tr.loss[-1] - L_ols) <= 1e-3  # the claim's tolerance (TOLERANCES: 1e-3)
     # it sits there: over the last third of the run (their t 200–300) the loss moves by
     # ≤ 1e-9 (reference runs: unchanged to 1e-16 up to their t = 2000)
     f = tr.frame_at(400.0)

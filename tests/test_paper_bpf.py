@@ -229,7 +229,7 @@ def test_large_start_follows_its_own_prediction():
 
 def test_gf_kink_re_entries_are_located_and_counted():
     """A deactivated component that gf's steps leave within rounding of its kink re-enters
-    once its neuron has grown 1e10-fold (here on the issue's draw: n = 7, d = 9, seed 6,
+    once its neuron has grown 1e10-fold (here on a draw where it mattered: n = 7, d = 9, seed 6,
     m = 80); GD overshoots the kink and keeps it dead. The claim lists them and widens its
     tolerance by the mass they carry: it passes, and GD's run agrees with the prediction
     without them."""

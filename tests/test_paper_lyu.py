@@ -317,7 +317,7 @@ def test_the_square_loss_leaves_the_paper_out():
 
 @pytest.mark.parametrize("kind", ["vectors", "points"])
 def test_non_separable_symmetric_data_are_analysed_at_once(kind):
-    """The issue's six points (symmetric, no line through 0 separates them), logistic loss:
+    """Six points (symmetric, no line through 0 separates them), logistic loss:
     `applies_to` holds, the analysis returns (the solver certifies 0 ∈ hull), and every claim
     is an illustration naming the failed hypothesis."""
     X, y = NOT_SEPARABLE

@@ -334,8 +334,8 @@ def test_max_margin_solver_is_bounded_and_certified(n, d, seed, work):
         assert sol.stopped
 
 
-def test_page_inputs_that_hung_or_crashed_now_return():
-    """The issue's cases: symmetric non-separable points with the logistic loss (the
+def test_nonseparable_and_one_sign_inputs_are_judged_as_illustrations():
+    """Symmetric non-separable points with the logistic loss (the
     unbounded SVC never returned) and one-sign labels on orthogonal inputs (KeyError in the
     saddle claim): both analysed and judged, as illustrations naming the hypothesis."""
     X = [[1.0, 0.0], [0.0, 1.0], [1.1, 0.9], [-1.0, 0.0], [0.0, -1.0], [-1.1, -0.9]]

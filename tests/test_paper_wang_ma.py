@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynamics import papers, phases
+from dynamics import papers
 from dynamics.config import Config
 from dynamics.papers import wang_ma
 from dynamics.simulate import simulate as _simulate
@@ -89,7 +89,7 @@ def test_reactivation_fails_on_a_short_run_and_is_left_out_at_a_large_angle(shor
     assert o.state == "no Phase IV" and o.threshold is not None and o.limit < o.threshold
 
 
-ISSUE = dict(angle_deg=22.0, p=3.0, t_end=400.0)
+WIDE_P3 = dict(angle_deg=22.0, p=3.0, t_end=400.0)
 """δ = 22°, p = 3, seed 11, m = 150: GD at η = 1e-3 starts Phase IV 10 % before the flow. At
 gf's default rtol 1e-6 the flow's times are not established (gf's t_pred moves 184 → 207 when
 rtol shrinks 100-fold: its kink floor); at rtol 1e-8 they are (207.29 → 207.45), and GD
@@ -97,58 +97,58 @@ reaches them only at η ≤ 1.6e-4 — before that it rests on another branch (1
 and 3.1e-4)."""
 
 
-def _issue(rtol: float = 1e-6, **kw):
-    """The case; GD with the step bound `flow_step` gives its runs (the same configs, so the
-    module's runs are shared)."""
-    cfg = wang_ma.config(**{**ISSUE, **kw}).with_updates(
+def _wide_p3(rtol: float = 1e-6, **kw):
+    """The case δ = 22°, p = 3; GD with the step bound `flow_step` gives its runs (the same
+    configs, so the module's runs are shared)."""
+    cfg = wang_ma.config(**{**WIDE_P3, **kw}).with_updates(
         {"seed": 11, "model.width": 150, "integrator.rtol": rtol})
     return wang_ma.gd_at(cfg, kw["lr"]) if kw.get("method") == "gd" else cfg
 
 
 @pytest.fixture(scope="module")
-def issue_flow():
-    return simulate(_issue())
+def wide_p3_flow():
+    return simulate(_wide_p3())
 
 
-def test_reactivation_is_measured_on_the_neurons_not_the_sliding_test(issue_flow):
+def test_reactivation_is_measured_on_the_neurons_not_the_sliding_test(wide_p3_flow):
     """The visible departure (cos∠(w_j, x₊) > 0.01, read from W) comes after the predicted
     time, by the lag the leaving speed gives; the phase detector's sliding test starts Phase
     IV within a frame of the prediction (it reads the same inequality), the neurons do not."""
-    r = wang_ma.reactivation(issue_flow)
+    r = wang_ma.reactivation(wide_p3_flow)
     assert r.t_pred is not None and r.t_visible is not None and r.t_visible_pred is not None
     assert r.n_held > 0 and r.lag is not None and r.lag > 0.1 * r.t_pred
-    tol = wang_ma.frame_tol(issue_flow.t, r.t_visible_pred)
+    tol = wang_ma.frame_tol(wide_p3_flow.t, r.t_visible_pred)
     assert 0.05 < tol < 0.15  # two frame intervals of the 300-frame log grid
     assert abs(r.t_visible - r.t_visible_pred) <= tol * r.t_visible_pred
-    det = wang_ma.phase_starts(issue_flow)[0]["Phase IV"]
+    det = wang_ma.phase_starts(wide_p3_flow)[0]["Phase IV"]
     assert abs(det - r.t_pred) <= 0.05 * r.t_pred < r.t_visible - r.t_pred
-    W = issue_flow.W_at(issue_flow.frame_at(r.t_visible) - 1)
-    xp = issue_flow.directions["x₊ signal"]
+    W = wide_p3_flow.W_at(wide_p3_flow.frame_at(r.t_visible) - 1)
+    xp = wide_p3_flow.directions["x₊ signal"]
     cos = W[r.neuron] @ xp / np.linalg.norm(W[r.neuron]) / np.linalg.norm(xp)
     assert cos <= wang_ma.DEPART_COS  # still on the kink one frame before
-    c = wang_ma.check_reactivation(issue_flow)
+    c = wang_ma.check_reactivation(wide_p3_flow)
     assert c.passed is True and "lag" in c.details and "Why a lag" in c.details
     lo, hi = r.bracket
     assert lo is not None and lo <= r.t_visible_pred <= (hi if hi is not None else np.inf)
     # a threshold the neurons never reach within the run, and the speed says they should not:
     # consistent ("neither")
-    far = wang_ma.reactivation(issue_flow, theta=0.5)
+    far = wang_ma.reactivation(wide_p3_flow, theta=0.5)
     assert far.t_visible is None and far.bracket[1] is None
-    assert wang_ma.check_reactivation(issue_flow, theta=0.5).passed is True
+    assert wang_ma.check_reactivation(wide_p3_flow, theta=0.5).passed is True
 
 
 @pytest.mark.slow
-def test_reactivation_holds_under_small_step_gd(issue_flow):
+def test_reactivation_holds_under_small_step_gd(wide_p3_flow):
     """GD at two steps of its flow limit: the claim passes on each, and the two visible
     departures agree (and with the flow's, within two frame intervals)."""
     got = []
     for lr in (1.5625e-4, 7.8125e-5):
-        gd = simulate(_issue(method="gd", lr=lr))
+        gd = simulate(_wide_p3(method="gd", lr=lr))
         c = wang_ma.check_reactivation(gd)
         assert c.passed is True, c.details
         got.append(wang_ma.reactivation(gd).t_visible)
     assert abs(got[0] / got[1] - 1) <= 1e-3
-    flow8 = simulate(_issue(rtol=1e-8))
+    flow8 = simulate(_wide_p3(rtol=1e-8))
     t_f = wang_ma.reactivation(flow8).t_visible
     assert abs(got[0] / t_f - 1) <= wang_ma.frame_tol(flow8.t, t_f)
 
@@ -161,8 +161,8 @@ def test_flow_limit_derives_the_step_from_the_run():
     one frame interval and the reading errors. A run function that changes p for GD fails
     the claim (GD settles elsewhere); at rtol 1e-6 the reference is not established: an
     illustration."""
-    flow8 = simulate(_issue(rtol=1e-8))
-    gd1 = simulate(_issue(method="gd", lr=1e-3))
+    flow8 = simulate(_wide_p3(rtol=1e-8))
+    gd1 = simulate(_wide_p3(method="gd", lr=1e-3))
     t_f, t_g = wang_ma.flow_times(flow8), wang_ma.flow_times(gd1)
     assert t_g["IV predicted"] < (1 - 0.08) * t_f["IV predicted"]
     ref = wang_ma.flow_reference(flow8, simulate)
@@ -180,7 +180,7 @@ def test_flow_limit_derives_the_step_from_the_run():
 
     bad = wang_ma.check_flow_limit(flow8, wrong)
     assert bad.passed is False and "settled away" in bad.details
-    loose = wang_ma.check_flow_limit(simulate(_issue(rtol=1e-6)), simulate)
+    loose = wang_ma.check_flow_limit(simulate(_wide_p3(rtol=1e-6)), simulate)
     assert loose.passed is None and "not established" in loose.details
 
 
@@ -199,7 +199,7 @@ def test_annotation_draws_the_predicted_marker_beside_the_detected_phase(flow):
     (mk,) = [m for m in an.markers if m.name == "Phase IV (predicted)"]
     iv = next(p for p in an.phases if p.name == "Phase IV")
     assert mk.source == "predicted" and abs(mk.time - iv.start) <= 0.1 * mk.time
-    assert all(name in wang_ma.PAPER.text for name, _rule in phases.WANG_MA_RULES)
+    assert all(name in wang_ma.PAPER.text for name, _rule in wang_ma.RULE_WORDS)
 
 
 @pytest.mark.slow
@@ -237,7 +237,7 @@ def test_integrator_independence_quick():
     verdicts."""
     verdicts = []
     for kw in ({}, {"method": "gd", "lr": 6.25e-4}, {"method": "gd", "lr": 3.125e-4}):
-        tr = simulate(_issue(**kw))
+        tr = simulate(_wide_p3(**kw))
         verdicts.append((wang_ma.check_four_phases(tr).verdict,
                          wang_ma.check_reactivation(tr).verdict))
     assert verdicts == [("pass", "pass")] * 3
@@ -322,7 +322,7 @@ def test_preset_is_the_papers_setting():
 
 def test_wang_ma_four_phases_in_order_quick():
     tr = simulate(wang_ma.config(t_end=1000.0))
-    ph, counts, summary = phases.wang_ma_phases(tr)
+    ph, counts, summary = wang_ma.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"
     starts = [p.start for p in ph]
     assert starts == sorted(starts)

@@ -8,6 +8,7 @@ import pytest
 from dynamics import phases
 from dynamics.analysis import analyse
 from dynamics.config import Config
+from dynamics.papers import wang_ma
 from dynamics.trajectory import Trajectory
 
 
@@ -143,8 +144,8 @@ def test_wang_ma_phases_on_crafted_counts():
     acc = np.where(t < 3, 0.5, 1.0)
     tr = _traj(t, loss, np.full((F, m), 1e-3), a=a, acc=acc, cos_plus=cp, cos_minus=cm,
                proj=proj, kind="two_signals", store_w=False)
-    assert not phases.kink_states(tr).filippov.any()
-    ph, counts, summary = phases.wang_ma_phases(tr)
+    assert not wang_ma.kink_states(tr).filippov.any()
+    ph, counts, summary = wang_ma.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"
     got = {p.name: (p.start, p.end) for p in ph}
     assert 0.1 <= got["Phase I"][1] <= 0.113
@@ -198,8 +199,8 @@ def test_kink_side_follows_the_filippov_condition():
     for total, slides in ((thr - 0.01, True), (thr + 0.01, False)):
         _, _, r = _two_signal_residuals(1.5, total - 1.5)
         # one frame: the batched form takes (frames, neurons, d), (frames, neurons), (frames, n)
-        active, sliding = phases._side_of_kink(W[None], a[None], X[0], y > 0, X, r[None], 0.0,
-                                               1.0, 5e-3)
+        active, sliding = wang_ma._side_of_kink(W[None], a[None], X[0], y > 0, X, r[None], 0.0,
+                                                1.0, 5e-3)
         active, sliding = active[0], sliding[0]
         assert list(sliding[:2]) == [slides, slides]
         assert list(active[:2]) == [not slides, not slides]
@@ -209,20 +210,19 @@ def test_kink_side_follows_the_filippov_condition():
 def test_wang_ma_flow_phases_and_predicted_reactivation():
     """The preset under the flow: four phases in order, IV where h(x₊) + h(x₋) reaches
     ln(p/cos δ); GD with the coarse η = 5e-3 crosses both conditions early."""
-    from dynamics.papers import wang_ma
     from dynamics.simulate import simulate
 
     tr = simulate(wang_ma.config(t_end=1000.0))
-    ph, _counts, summary = phases.wang_ma_phases(tr)
+    ph, _counts, summary = wang_ma.wang_ma_phases(tr)
     assert summary == "I → II → III → IV"
     st = {p.name: p.start for p in ph}
-    t_pred, why = phases.predicted_reactivation(tr)
+    t_pred, why = wang_ma.predicted_reactivation(tr)
     assert t_pred is not None and "Filippov" in why
     assert abs(st["Phase IV"] - t_pred) <= 0.1 * t_pred
     assert st["Phase III"] < st["Phase IV"]
-    hs = phases.signal_output_sum(tr)
+    hs = wang_ma.signal_output_sum(tr)
     f = tr.frame_at(t_pred)
-    assert hs[f] >= phases.reactivation_threshold(tr) > hs[f - 1]
+    assert hs[f] >= wang_ma.reactivation_threshold(tr) > hs[f - 1]
     gd = simulate(wang_ma.config(t_end=1000.0, method="gd", lr=5e-3))
-    st_gd = {p.name: p.start for p in phases.wang_ma_phases(gd)[0]}
+    st_gd = {p.name: p.start for p in wang_ma.wang_ma_phases(gd)[0]}
     assert st_gd["Phase IV"] < 0.7 * st["Phase IV"]  # not the flow limit

@@ -66,7 +66,7 @@ def _child(phase: str, n: int, d: int, m: int = 50) -> dict:
 @pytest.mark.heavy
 @pytest.mark.parametrize("n,d", [(20000, 8), (20000, 2), (20000, 1024)])
 def test_the_auto_end_time_at_the_point_limit_stays_small(n: int, d: int) -> None:
-    """The issue's link ?data.kind=teacher&data.n=20000&data.d=8 took a server to 15.5 GB: the
+    """The link ?data.kind=teacher&data.n=20000&data.d=8 took a server to 15.5 GB: the
     search enumerated every pair of points (and the rate's floor multiplied all 2n data
     directions with all n points). Now at most the plan's arrays: tens of MB."""
     got = _child("auto", n, d)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from devtools.browser import PLAYER_JS, player_frame, wait_for_streamlit_idle
+from devtools.browser import PLAYER_JS, player_frame, player_painted, wait_for_streamlit_idle
 
 FAMILY_JS = """() => {
   const f = document.querySelector('iframe[title$="eae_player"]');
@@ -62,8 +62,8 @@ def test_dragging_epsilon_swaps_runs_and_the_release_is_the_state(
     target = fam["current"] - 2  # two slider steps down: ε = 1e-4
     for k in range(1, 11):  # a drag across the way there
         page.mouse.move(x_of(fam["current"]) + (x_of(target) - x_of(fam["current"])) * k / 10, y)
-        page.wait_for_timeout(30)
-    page.wait_for_function(f"() => ({FAMILY_JS})().shown === {target}", timeout=20_000)
+        player_painted(page, 2)  # the player handled the move and painted after it
+    page.wait_for_function(f"() => ({FAMILY_JS})().shown === {target}", timeout=60_000)
     during = page.evaluate(PLAYER_JS, 0)
     # the figure already shows the dragged value, while the page has not been told (no rerun)
     assert _eps(during["title"]) == pytest.approx(1e-4)

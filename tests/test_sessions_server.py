@@ -242,7 +242,7 @@ def test_memory_returns_after_four_uploads(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_memory_returns_after_twenty_uploads(tmp_path: Path) -> None:
-    """The issue's loop: 20 uploads with the shipped settings (sessions kept 30 s)."""
+    """A loop of 20 uploads with the shipped settings (sessions kept 30 s)."""
     _memory_case(tmp_path, 20, 5)
 
 

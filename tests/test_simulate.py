@@ -281,21 +281,48 @@ def test_data_classes_cover_kinds() -> None:
     assert set(DATA_CLASSES) == set(DATA_KINDS)
 
 
-def test_deadline_takes_effect_within_seconds_on_a_large_problem() -> None:
-    """Chunks are sized from the measured cost of an evaluation (the first is one step), so a
-    1 s deadline stops a run whose evaluations take ~0.1 s each within a few seconds."""
-    import time
+def test_chunks_are_sized_to_chunk_s_of_the_measured_cost() -> None:
+    """Between chunks the deadline and the cancel flag are checked; a chunk after the first
+    holds about CHUNK_S seconds of evaluations at the measured cost (never fewer than
+    FIRST_CHUNK, growing at most 20× a chunk), so a deadline takes effect within a chunk."""
+    from dynamics.simulate import CHUNK_S, FIRST_CHUNK, MAX_CHUNK, _next_chunk
+
+    for per_eval in (1e-6, 1e-4, 1e-2, 0.05):  # the next chunk's cost at the measured speed
+        evals = 1000
+        nxt = _next_chunk(evals, evals * per_eval)
+        assert nxt * per_eval <= CHUNK_S * (1 + 1e-9) or nxt == FIRST_CHUNK
+        assert nxt <= 20 * evals and nxt <= MAX_CHUNK
+    assert _next_chunk(4, 4 * 0.1) == FIRST_CHUNK  # evaluations of 0.1 s: 4 a chunk
+    assert _next_chunk(4, 4e-9) == 20 * FIRST_CHUNK  # cold caches measured: grow 20× at most
+    assert _next_chunk(10**6, 1e-9) == MAX_CHUNK
+
+
+def test_the_deadline_and_cancel_flag_are_checked_between_chunks() -> None:
+    """Counts, not a clock: a spent deadline stops a run before any compiled chunk; a cancel
+    flag raised at its third check stops the run after two chunks on a large problem, whose
+    evaluations take ~0.1 s each."""
+    from dynamics.simulate import FIRST_CHUNK
 
     c = Config().with_updates({"data.kind": "teacher", "data.d": 128, "data.n": 2000,
                                "model.width": 1000, "integrator.method": "gf",
                                "integrator.t_end": 100000.0, "record.frames": 2,
                                "record.spacing": "linear"})
-    simulate(c.with_updates({"data.n": 20, "model.width": 20}))  # compile outside the clock
-    t0 = time.perf_counter()
-    tr = simulate(c, deadline=1.0)
-    wall = time.perf_counter() - t0
+    tr = simulate(c, deadline=0.0)
     assert tr.status == "deadline" and "time limit" in tr.message
-    assert wall < 3.5, wall
+    assert tr.n_evals == 0
+    checks = []
+
+    def cancel() -> bool:
+        checks.append(1)
+        return len(checks) >= 3
+
+    tr = simulate(c, cancel=cancel)
+    assert tr.status == "cancelled"
+    assert len(checks) == 3  # before chunk 1, before chunk 2, then the stop
+    # two chunks ran and no more: the first's budget FIRST_CHUNK, the second's ≤ 20× that,
+    # each overshooting by at most one step's 3 evaluations (Bogacki–Shampine, FSAL)
+    assert 2 <= tr.n_evals <= 21 * FIRST_CHUNK + 2 * 3
+    assert tr.t[-1] < 100000.0
 
 
 # ------------------------------- compiled frame measurements = the NumPy reference formulas

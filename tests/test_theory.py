@@ -71,7 +71,7 @@ def test_three_point_extremal_vector():
     X = np.c_[np.array(c.data.x), np.ones(3)]
     ref = (np.array(c.data.y) @ X) / np.linalg.norm(np.array(c.data.y) @ X)
     np.testing.assert_allclose(v, ref, atol=1e-12)
-    assert abs(theory.polar_angle_deg(v) - 111.2) < 0.05  # papers.md's derived 111.2°
+    assert abs(theory.polar_angle_deg(v) - 111.2) < 0.05  # the paper's angle, derived: 111.2°
 
 
 @pytest.mark.parametrize("gamma,seed", [(0.0, 1), (0.2, 2), (0.5, 3)])

@@ -34,7 +34,7 @@ def _peak(name: str, data: bytes) -> tuple[int, int]:
 
 @pytest.mark.parametrize("dtype", ["float64", "int64", "float32", "int8"])
 def test_a_zero_filled_npz_peaks_near_its_arrays(dtype: str) -> None:
-    """The issue's file: 160 KB of compressed zeros that are 164 MB of values (20,000 ×
+    """A file of 160 KB of compressed zeros that are 164 MB of values (20,000 ×
     1,024). Integer and single-precision arrays used to be converted after a full read (2.1×
     for int64)."""
     data = _npz(np.zeros((20_000, 1_024), dtype=dtype), np.zeros(20_000, dtype=dtype))

@@ -474,7 +474,7 @@ _ROWS: tuple[Setting, ...] = (
             "more exact and slower; the picture should not change.", "slider",
             options=RTOL_CHOICES),
     Setting("integrator.atol", "tolerance atol", "Absolute error per adaptive step (none: "
-            "10⁻⁶ of the largest initial weight).", "none"),
+            "rtol × 10⁻³ of the largest initial weight).", "none"),
     Setting("integrator.max_steps", "step limit", "Most steps a run may take before it stops "
             "with a partial result.", "none"),
     Setting("record.frames", "frames", "Snapshots in the animation: more frames play smoother "

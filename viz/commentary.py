@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynamics.annotations import Analysis, Phase, TimeMarker
+from dynamics.annotations import Analysis, Phase, PhaseText, TimeMarker
+from dynamics.papers import PAPERS
 from dynamics.trajectory import Trajectory
 
 from .style import phase_key
@@ -103,6 +104,13 @@ TINY = 0.01  # the start is "tiny" when the largest ‖w_j‖ has two decades or
 LAZY = 1.5  # a run whose largest ‖w_j‖ never exceeds this times its start: the norms stay put
 
 
+# a paper's phases the sentences describe in their own words (over the run's story phase):
+# each paper declares them, `Paper.phase_text`
+PAPER_TEXT: dict[str, PhaseText] = {name: text for paper in PAPERS.values()
+                                    for name, text in paper.phase_text.items()}
+OWN = frozenset(PAPER_TEXT)
+
+
 def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
               loss0: float, acc: float, n_active: float, first: bool, peak: float,
               t_last: float = math.inf, top0: float = math.nan) -> str:
@@ -136,24 +144,13 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
     if key == "settled":
         return (f"{plain}: the loss stays at {num(loss)} (from {num(loss0)}) and falls no "
                 f"further in this run; largest ‖w‖ {big}.")
-    if key == "OLS plateau":
-        if ph is not None and ph.end < t_last * (1 - 1e-6):  # it escapes: say when
-            return (f"{plain}: the loss sits at {num(loss)}, the best straight line's "
-                    f"level, until t ≈ {num(ph.end)}.")
-        return (f"{plain}: the loss sits at {num(loss)}, the best straight line's level, "
-                f"and goes no lower in this run.")
-    if key == "Phase I":
-        return (f"{plain}: the active neurons gather onto two directions ({w.directions}); "
-                f"loss {num(loss)}.")
-    if key == "Phase II":
-        return (f"{plain}: the training accuracy stays at {acc:.0%} ({w.accuracy}) while "
-                f"the norms grow ({grow}).")
-    if key == "Phase III":
-        return (f"{plain}: positive neurons stop being active on x₋ ({n_active:.0f} "
-                f"active); loss {num(loss)}.")
-    if key == "Phase IV":
-        return (f"{plain}: negative neurons become active on x₊ again; the loss falls on "
-                f"({num(loss)}).")
+    said = PAPER_TEXT.get(key)
+    if said is not None and ph is not None:  # a paper's phase, in the paper's words
+        until = said.says_until and ph.end < t_last * (1 - 1e-6)  # it ends: say when
+        return (said.says_until if until else said.says).format(
+            plain=plain, big=big, grow=grow, loss=num(loss), loss0=num(loss0), acc=acc,
+            n_active=n_active, end=num(ph.end), directions=w.directions,
+            norms_panel=w.norms, loss_panel=w.loss, accuracy_panel=w.accuracy)
     if key in FOLDABLE:
         return (f"{plain}: the loss stays at {num(loss)} (flat on {w.loss}); largest ‖w‖ "
                 f"{big} ({grow}).")
@@ -162,8 +159,6 @@ def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss:
     return f"Largest ‖w‖ {big} ({grow} its start), loss {num(loss)}."
 
 
-# a paper's phases the sentences describe in their own words (over the run's story phase)
-OWN = frozenset({"OLS plateau", "Phase I", "Phase II", "Phase III", "Phase IV"})
 MAX_CHARS = 112  # one line under the slider at 1280 px in presenter mode (~10 px a letter)
 
 

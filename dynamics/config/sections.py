@@ -1,6 +1,6 @@
 """The sections of a run's configuration, as frozen pydantic models with their ranges.
 
-Conventions (see DESIGN.md): h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu); a bias is an
+Conventions: h(x) = c Σ_j a_j σ(⟨w_j, x⟩), σ(u) = max(u, γu); a bias is an
 appended input coordinate equal to 1; loss reduced by mean (1/n Σ) or sum; time is gradient-flow
 time (GD: t = kη). Each data kind is its own section, told apart by `kind`.
 """
@@ -264,7 +264,8 @@ class InitConfig(Section):
 
 class IntegratorConfig(Section):
     """gd: fixed step lr, t = k·lr, steps = round(t_end/lr). gf: adaptive Bogacki–Shampine 3(2)
-    on dθ/dt = −D∇L with error control (rtol, atol; atol None = 1e-6 × initial max|θ|).
+    on dθ/dt = −D∇L with error control (rtol, atol; atol None = rtol · 10⁻³ · max|θ₀|,
+    θ₀ the initial weights: `kernels.default_atol`).
     Per-layer rates D = diag(lr_w on every w_j, lr_a on every a_j) (Kunin et al.'s η_w, η_a;
     GD steps lr·lr_w and lr·lr_a); 1 and 1: plain gradient flow."""
 

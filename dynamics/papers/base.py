@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import ladders, metrics, theory
-from ..annotations import Analysis, Direction, Phase, TimeMarker
+from ..annotations import Analysis, Direction, Phase, PhaseText, TimeMarker
 from ..config import Config
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Role, Rule
 from ..phases import PhaseRules
@@ -390,6 +390,8 @@ class Paper:
     numbers: Mapping[str, Published]
     applies_to: Callable[[Config], bool] = always
     tolerances: Tolerances = field(default_factory=dict)
+    # the paper's own phases by name: their plain words and the commentary's sentence
+    phase_text: Mapping[str, PhaseText] = field(default_factory=dict)
     summaries: tuple[Summary, ...] = ()
     sections: tuple[Section | StudySection, ...] = ()
     experiments: Mapping[str, tuple[Experiment, ...]] = field(default_factory=dict)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import theory
-from ..annotations import Analysis, Direction, Phase
+from ..annotations import Analysis, Direction, Phase, PhaseText
 from ..config import Config
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Points
@@ -360,6 +360,16 @@ def ols_plateau(traj: Trajectory, level: float, tol: float = 1e-3) -> tuple[floa
     return float(traj.t[i]), float(traj.t[j])
 
 
+PHASE_TEXT: dict[str, PhaseText] = {
+    "OLS plateau": PhaseText(
+        "stuck on the least-squares line",
+        "{plain}: the loss sits at {loss}, the best straight line's level, and goes no lower "
+        "in this run.",
+        "{plain}: the loss sits at {loss}, the best straight line's level, until t ≈ {end}."),
+}
+"""The trap's plain words (`Phase.plain`) and the commentary's sentence in it (escaping
+before the run ends, or not)."""
+
 TOLERANCES = {"ols": 1e-3}
 """The OLS plateau: |L − L_OLS| ≤ ols (absolute): the trap level within 1e-3 separates it from
 the start (L(0) ≈ 0.33) and from zero (reference runs reach it within 1e-3 by t ≈ 13)."""
@@ -404,7 +414,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
             out.phases.append(Phase("OLS plateau", pl[0], pl[1], "detected",
                                     f"|L − L_OLS| ≤ {ols_tol:g} with L_OLS = {fit.loss:.6g} "
                                     "(Boursier & Flammarion's trap level, computed)",
-                                    "stuck on the least-squares line"))
+                                    PHASE_TEXT["OLS plateau"].plain))
     return out
 
 
@@ -553,6 +563,7 @@ _COMPARE_T_END = 600.0  # our t (their 300): long enough to see the escapes
 
 PAPER = Paper(
     key="boursier",
+    phase_text=PHASE_TEXT,
     order=30,
     title="Boursier & Flammarion (JMLR 2025) — early alignment is a two-edged sword",
     short="Boursier & Flammarion",

@@ -3,11 +3,11 @@ nonlinear behaviours of ReLU networks.
 
 Two signals x₊, x₋ at a small angle δ, exponential loss with class weight p on x₊, frozen
 output layer a_j = ±1/√m: training goes through four phases (detected by
-`phases.wang_ma_phases`; which neuron is active on a signal comes from the side of its kink
-and the Filippov sliding condition, `phases.kink_states`). The paper's phase-time formulas are
+`wang_ma_phases`; which neuron is active on a signal comes from the side of its kink
+and the Filippov sliding condition, `kink_states`). The paper's phase-time formulas are
 not available to us (only the reviewers' description); the one predicted time is derived, not
 the paper's: Phase IV starts when h(x₊) + h(x₋) reaches ln(p/cos δ), where negative neurons
-sliding on x₊'s kink stop being held there (`phases.predicted_reactivation`).
+sliding on x₊'s kink stop being held there (`predicted_reactivation`).
 
 That prediction is checked on the neurons themselves, apart from the sliding test the
 detector uses (`reactivation`): the first visible departure of a held neuron from x₊'s kink
@@ -40,10 +40,11 @@ from typing import Any
 import numpy as np
 
 from .. import phases, theory
-from ..annotations import Direction, TimeMarker
+from ..annotations import Direction, Phase, PhaseText, TimeMarker
 from ..config import Config, ConfigError
+from ..kernels import KINK_REL
 from ..phases import PhaseRules
-from ..readouts import network_output
+from ..readouts import OUTPUT_CHUNK, network_output, network_outputs
 from ..trajectory import Trajectory
 from .base import (
     BuiltinSweep,
@@ -68,6 +69,23 @@ from .claims import Claim, fmt
 from .experiments import Experiment, Times
 
 PHASES = ("Phase I", "Phase II", "Phase III", "Phase IV")
+PHASE_TEXT: dict[str, PhaseText] = {
+    "Phase I": PhaseText(
+        "I: neurons bunch up, loss starts to fall",
+        "{plain}: the active neurons gather onto two directions ({directions}); loss {loss}."),
+    "Phase II": PhaseText(
+        "II: accuracy stuck on a plateau",
+        "{plain}: the training accuracy stays at {acc:.0%} ({accuracy_panel}) while the norms "
+        "grow ({grow})."),
+    "Phase III": PhaseText(
+        "III: positive neurons let go of x₋",
+        "{plain}: positive neurons stop being active on x₋ ({n_active:.0f} active); loss "
+        "{loss}."),
+    "Phase IV": PhaseText(
+        "IV: negative neurons come back to x₊",
+        "{plain}: negative neurons become active on x₊ again; the loss falls on ({loss})."),
+}
+"""Each phase's plain words (`Phase.plain`) and the commentary's sentence in it."""
 ORDER = "I → II → III → IV"
 NUMBERS: dict[str, Published] = {
     # no published phase times: the order is what the reviewers describe
@@ -104,11 +122,340 @@ def presets(quick: bool = True) -> dict[str, Config]:
     return {"four_phases": config(), "four_phases_gd": config(method="gd")}
 
 
+# ----------------------------------------------------------------------------- phase detection
+_TINY = 1e-300
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Thresholds of the four-phase detection (the saddle escape's are the shared
+    `phases.PhaseRules`)."""
+
+    condensed_deg: float = 10.0  # spread of active directions per sign group
+    count_drop: int = 1  # change of a neuron count that starts phase III / IV
+    kink_cos: float = 5e-3  # |cos∠(w_j, s)| ≤ this is "on the kink" of signal s
+
+
+RULES = Rules()
+
+
+# With the output layer frozen, a neuron whose direction field points across the kink
+# ⟨w_j, s⟩ = 0 of a signal s from both sides *slides* along it (a Filippov sliding mode): under
+# the flow it sits on the kink, under GD (or an adaptive integrator's finite steps) it chatters
+# across it with an amplitude that shrinks with the step. Whether it is "active on s" is decided
+# by that dynamics, not by a fixed cosine margin: see `kink_states`.
+def _signal_vectors(traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
+    d = traj.directions
+    if "x₊ signal" in d and "x₋ signal" in d:
+        return np.asarray(d["x₊ signal"], float), np.asarray(d["x₋ signal"], float)
+    return traj.X[traj.y > 0].mean(axis=0), traj.X[traj.y < 0].mean(axis=0)
+
+
+@dataclass(frozen=True)
+class KinkStates:
+    """Per frame f and neuron j, for the two signals s ∈ {x₊, x₋} (`kink_states`):
+    `active_*` (F, m) — the neuron is active on s; `sliding_*` (F, m) — it sits on the kink
+    ⟨w_j, s⟩ = 0 and the flow holds it there (counted inactive); `filippov` (F,) — the frame's
+    full W gave the one-sided velocities (False: the cosine-only fallback was used)."""
+
+    active_plus: np.ndarray
+    active_minus: np.ndarray
+    sliding_plus: np.ndarray
+    sliding_minus: np.ndarray
+    filippov: np.ndarray
+
+
+def _step_scale(traj: Trajectory) -> tuple[float, float]:
+    """(η, b): the chatter across a kink of a run is ≲ η·ρ_j + b in cos, ρ_j the neuron's rate
+    of change of cos near the kink. GD: one step of its fixed η (b = 0). `gf`: its kink-floor
+    steps h = KINK_REL·rtol^(1/3)/max_k(‖∇θ_k L‖/‖θ_k‖) (dynamics.kernels.gf) set the scale
+    KINK_REL·rtol^(1/3); the chatter measured on the two-signal grid (δ ≤ 30°, p ≤ 4, init std
+    1e-4…1e-2, rtol 1e-6, t ≥ 1) reaches 2.9 times it, so b = 2.5 × that scale (the band is
+    twice b: 5e-3 at rtol 1e-6)."""
+    it = traj.config.integrator
+    if it.method == "gd":
+        return float(it.lr), 0.0
+    return 0.0, float(2.5 * KINK_REL * it.rtol ** (1.0 / 3.0))
+
+
+def _side_of_kink(W: np.ndarray, a: np.ndarray, s: np.ndarray, cls: np.ndarray, X: np.ndarray,
+                  r: np.ndarray, gamma: float, c: float, band: float,
+                  step: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """(active, sliding) of each row of W with respect to the kink of signal s, whose class
+    (the points lying on s) is `cls`; W (k, m, d), a (k, m) and r (k, n) for k frames at once.
+    r_i = −R s_i ∂ℓ(h_i, y_i) are the residual weights, so dw_j/dt = c a_j Σ_i r_i
+    σ'(⟨w_j, x_i⟩) x_i. The one-sided velocities of ⟨w_j, s⟩ with the class of s taken active
+    (σ' = 1) or inactive (σ' = γ), the other points as they are: v_act, v_in. On the kink —
+    |cos∠(w_j, s)| ≤ max(band, 2(η ρ_j + b)) with (η, b) = `step` and ρ_j = max(|v_act|,
+    |v_in|)/(‖w_j‖‖s‖), twice one step's chatter — the neuron slides iff v_act ≤ 0 (the active
+    side pushes it back); otherwise it is active when it is on the positive side or both sides
+    carry it there (v_in > 0)."""
+    G = X @ s
+    Zo = np.einsum("kjd,nd->kjn", W, X[~cls])
+    other = np.einsum("kjn,kn->kj", np.where(Zo > 0, 1.0, gamma), r[:, ~cls] * G[~cls])
+    own = (r[:, cls] @ G[cls])[:, None]
+    v_act = c * a * (own + other)
+    v_in = c * a * (gamma * own + other)
+    ws = W @ s
+    scale = np.maximum(np.linalg.norm(W, axis=2) * np.linalg.norm(s), _TINY)
+    cos = ws / scale
+    rho = np.maximum(np.abs(v_act), np.abs(v_in)) / scale
+    kink = np.abs(cos) <= np.maximum(band, 2.0 * (step[0] * rho + step[1]))
+    sliding = kink & (v_act <= 0)
+    active = (cos > band) | (kink & (v_act > 0) & ((ws > 0) | (v_in > 0)))
+    return active, sliding
+
+
+def kink_states(traj: Trajectory, rules: Rules = RULES) -> KinkStates:
+    """Which neurons are active on x₊ and on x₋ at every frame, by the side of each kink and
+    the Filippov sliding condition.
+
+    A neuron is *active on s* when cos∠(w_j, s) > `rules.kink_cos`, inactive when it is below
+    −kink_cos. Inside the band |cos| ≤ kink_cos it is *on the kink*: it slides (inactive: it
+    contributes nothing to h(s)) while the Filippov condition holds — the velocity of ⟨w_j, s⟩
+    on the active side points back to the kink — and it is active (entering the active side)
+    once that velocity points away from the kink, from the outputs h(x_i) of the frame. For
+    the two-signal exponential loss (x_i on the signals, class weight p on x₊) the condition
+    reads: a negative neuron on x₊'s kink that is active on x₋ slides iff
+    h(x₊) + h(x₋) < ln(p ‖x₊‖² / ⟨x₊, x₋⟩) (`reactivation_threshold`); a positive neuron on
+    x₋'s kink that is active on x₊ slides iff h(x₊) + h(x₋) > ln(p ⟨x₊, x₋⟩ / ‖x₋‖²).
+
+    The band only has to contain the chatter across the kink, which the discretisation sets:
+    it is max(kink_cos, twice one step's move of cos) — GD: 2η·ρ_j (ρ_j the neuron's rate of
+    change of cos at the kink; large early, while ‖w_j‖ is small); `gf`: 5·KINK_REL·rtol^(1/3)
+    (`_step_scale`; 5e-3 at the default rtol, measured chatter ≤ 2.9e-3 for t ≥ 1). The same
+    floor kink_cos = 5e-3 (0.29°) for every integrator keeps their phase times comparable; a
+    neuron still approaching a kink is counted on it that much early (≈ 10 % of the Phase III
+    time on the preset). Frames without a stored full W fall back to the cosines: active iff
+    cos > kink_cos (`filippov` False there)."""
+    xp, xm = _signal_vectors(traj)
+    F, m = traj.a.shape
+    out = {k: np.zeros((F, m), bool) for k in ("ap", "am", "sp", "sm")}
+    fil = np.zeros(F, bool)
+    cfg = traj.config
+    X, y = np.asarray(traj.X, float), np.asarray(traj.y, float)
+    R = 1.0 / len(y) if cfg.loss.reduction == "mean" else 1.0
+    gamma, c = float(cfg.model.gamma), cfg.model.output_scale
+    band = rules.kink_cos
+    step = _step_scale(traj)
+    cp = traj.cosines.get("x₊ signal")
+    cm = traj.cosines.get("x₋ signal")
+    frames, H = network_outputs(traj, X)
+    frames, first = np.unique(frames, return_index=True)
+    H = H[first]
+    W_all = np.asarray(traj.W, float)[first]
+    sw = np.asarray(traj.sw, float)
+    step_k = max(1, OUTPUT_CHUNK // max(m * X.shape[0], 1))
+    for lo in range(0, frames.size, step_k):  # frames with a stored full W, in chunks
+        fr = frames[lo:lo + step_k]
+        W, a = W_all[lo:lo + step_k], np.asarray(traj.a, float)[fr]
+        r = -R * sw[None] * phases.loss_derivative(cfg.loss.kind, H[lo:lo + step_k], y[None])
+        out["ap"][fr], out["sp"][fr] = _side_of_kink(W, a, xp, y > 0, X, r, gamma, c, band,
+                                                     step)
+        out["am"][fr], out["sm"][fr] = _side_of_kink(W, a, xm, y < 0, X, r, gamma, c, band,
+                                                     step)
+        fil[fr] = True
+    rest = np.flatnonzero(~fil)
+    if rest.size:  # the cosine-only fallback
+        if cp is None or cm is None:
+            raise ValueError("need the full W or the signals' cosines at every frame")
+        cp, cm = np.asarray(cp)[rest], np.asarray(cm)[rest]
+        out["ap"][rest], out["am"][rest] = cp > band, cm > band
+        out["sp"][rest], out["sm"][rest] = np.abs(cp) <= band, np.abs(cm) <= band
+    return KinkStates(out["ap"], out["am"], out["sp"], out["sm"], fil)
+
+
+def wang_ma_counts(traj: Trajectory, rules: Rules = RULES) -> dict[str, np.ndarray]:
+    """Per frame: positive neurons (a_j > 0) active on x₊ ("pos_on_plus") and on x₋
+    ("pos_on_minus"), negative neurons active on x₊ ("neg_on_plus") and on x₋
+    ("neg_on_minus"), active as decided by `kink_states` (side of the kink and sliding)."""
+    ks = kink_states(traj, rules)
+    pos = traj.a > 0
+    neg = traj.a < 0
+    return {
+        "pos_on_plus": (ks.active_plus & pos).sum(axis=1),
+        "pos_on_minus": (ks.active_minus & pos).sum(axis=1),
+        "neg_on_plus": (ks.active_plus & neg).sum(axis=1),
+        "neg_on_minus": (ks.active_minus & neg).sum(axis=1),
+    }
+
+
+def reactivation_threshold(traj: Trajectory) -> float | None:
+    """ln(p ‖x₊‖² / ⟨x₊, x₋⟩) = ln(p / cos δ) for unit signals: the value of h(x₊) + h(x₋) at
+    which a negative neuron sliding on x₊'s kink (active on x₋) leaves it for the active side
+    (the Filippov condition p e^{−h(x₊)} ‖x₊‖² > e^{h(x₋)} ⟨x₊, x₋⟩ fails; exponential loss,
+    p = Σ_{y_i>0} s_i / Σ_{y_i<0} s_i). None for other losses or when ⟨x₊, x₋⟩ ≤ 0 (no
+    sliding there: such a neuron is pushed away from x₊ on both sides)."""
+    if traj.config.loss.kind != "exponential":
+        return None
+    xp, xm = _signal_vectors(traj)
+    dot = float(xp @ xm)
+    sw, y = np.asarray(traj.sw, float), np.asarray(traj.y, float)
+    p = float(sw[y > 0].sum() / max(sw[y < 0].sum(), _TINY))
+    if dot <= 0 or p <= 0:
+        return None
+    return float(np.log(p * float(xp @ xp) / dot))
+
+
+def signal_output_sum(traj: Trajectory) -> np.ndarray:
+    """h(x₊) + h(x₋) at every frame (the kernels' forward pass on the two signals; NaN at
+    frames without a stored full W)."""
+    xp, xm = _signal_vectors(traj)
+    out = np.full(traj.n_frames, np.nan)
+    frames, h = network_outputs(traj, np.stack([xp, xm]))
+    out[frames] = h.sum(axis=1)
+    return out
+
+
+def predicted_reactivation(traj: Trajectory) -> tuple[float | None, str]:
+    """The first logged time with h(x₊) + h(x₋) ≥ `reactivation_threshold`: from then on
+    negative neurons sliding on x₊'s kink are carried onto its active side (Phase IV, derived
+    from the Filippov condition; not the paper's formula). (None, why) when the condition is not
+    defined, already holds at t = 0 (nothing slides) or is not reached in the run."""
+    thr = reactivation_threshold(traj)
+    if thr is None:
+        return None, "no reactivation condition (needs exponential loss and ⟨x₊, x₋⟩ > 0)"
+    hs = signal_output_sum(traj)
+    ok = np.isfinite(hs)
+    if not ok.any():
+        return None, "no stored full W: h(x±) unknown"
+    hit = np.flatnonzero(ok & (hs >= thr))
+    if hit.size and hit[0] == 0:
+        return None, f"h(x₊) + h(x₋) ≥ {thr:.4g} from t = 0: nothing slides on x₊'s kink"
+    if not hit.size:
+        return None, (f"h(x₊) + h(x₋) stays below ln(p/cos δ) = {thr:.4g} (max "
+                      f"{np.nanmax(hs):.4g})")
+    f = int(hit[0])
+    return float(traj.t[f]), (f"h(x₊) + h(x₋) = {hs[f]:.4g} ≥ ln(p ‖x₊‖²/⟨x₊,x₋⟩) = "
+                              f"{thr:.4g}: the Filippov sliding condition of the negative "
+                              "neurons on x₊'s kink fails")
+
+
+def _group_spread(traj: Trajectory, sel: np.ndarray, frame: int) -> float:
+    """Max angle (degrees) between a group's neurons' projected directions and their mean."""
+    P = traj.proj[frame][sel]
+    nrm = np.linalg.norm(P, axis=1)
+    P = P[nrm > 0] / nrm[nrm > 0, None]
+    if len(P) < 2:
+        return 0.0
+    mean = P.sum(axis=0)
+    if np.linalg.norm(mean) <= _TINY:
+        return 180.0
+    mean /= np.linalg.norm(mean)
+    return float(np.degrees(np.arccos(np.clip(P @ mean, -1, 1))).max())
+
+
+def condensation_time(traj: Trajectory, rules: Rules = RULES,
+                      states: KinkStates | None = None) -> float | None:
+    """First frame at which, within each output-sign group, the neurons active on some signal
+    (`kink_states`) lie within `condensed_deg` of their group's mean direction (in the
+    recorded plane)."""
+    ks = kink_states(traj, rules) if states is None else states
+    act = ks.active_plus | ks.active_minus
+    for f in range(1, traj.n_frames):
+        if all(_group_spread(traj, (traj.a[f] * sgn > 0) & act[f], f) <= rules.condensed_deg
+               for sgn in (1, -1)):
+            return float(traj.t[f])
+    return None
+
+
+RULE_WORDS = (
+    ("Phase I", "condensation and saddle escape: ends when, per output sign, the neurons "
+     "active on a signal lie within 10° of their mean direction and the loss has left L(0) "
+     "by 1 %, whichever is later"),
+    ("Phase II", "accuracy plateau: from the end of I while the training accuracy keeps its "
+     "value"),
+    ("Phase III", "self-simplification: starts when the number of positive neurons active on "
+     "x₋ falls — a neuron counts as inactive once it sits on x₋'s kink and the flow holds it "
+     "there (Filippov sliding)"),
+    ("Phase IV", "self-complication: starts when the number of negative neurons active on x₊ "
+     "rises — neurons that slid along x₊'s kink are carried onto its active side; predicted "
+     "(dashed) where h(x₊) + h(x₋) reaches ln(p/cos δ)"),
+)
+"""Each phase's rule in words (the Papers page and the hover of the bands)."""
+
+
+def wang_ma_phases(traj: Trajectory, rules: PhaseRules = phases.DEFAULT_RULES,
+                   own: Rules = RULES) -> tuple[list[Phase], dict[str, np.ndarray], str]:
+    """Wang & Ma's four phases from logged quantities [reviews' picture; rules derived]:
+
+    * I (condensation, saddle escape): [0, t_I], t_I = max(condensation time, saddle escape).
+    * II (accuracy plateau): from t_I while the training accuracy keeps its value at t_I; ends
+      at the first frame where it changes. None when the accuracy is already 1 at t_I.
+    * III (positive neurons deactivate on x₋): starts at the first frame after t_I where the
+      count of positive neurons active on x₋ (`kink_states`: sliding on the kink is inactive)
+      has fallen by ≥ count_drop below its value at t_I; ends where that count reaches its
+      minimum after the start (or where IV starts).
+    * IV (negative neurons reactivate on x₊): starts at the first frame after III's start where
+      the count of negative neurons active on x₊ exceeds its running minimum by ≥ count_drop;
+      lasts to the end of the run.
+
+    Returns (phases found, the four counts over frames, a one-line summary with the order)."""
+    ks = kink_states(traj, own)
+    pos, neg = traj.a > 0, traj.a < 0
+    counts = {"pos_on_plus": (ks.active_plus & pos).sum(axis=1),
+              "pos_on_minus": (ks.active_minus & pos).sum(axis=1),
+              "neg_on_plus": (ks.active_plus & neg).sum(axis=1),
+              "neg_on_minus": (ks.active_minus & neg).sum(axis=1)}
+    t = traj.t
+    t_end = float(t[-1])
+    found: list[Phase] = []
+    t_cond = condensation_time(traj, own, ks)
+    t_esc = phases.saddle_escape(traj, rules)
+    if t_cond is None or t_esc is None:
+        return found, counts, "phase I not completed (no condensation or no saddle escape)"
+    t_I = max(t_cond, t_esc)
+    found.append(Phase("Phase I", 0.0, t_I, "detected",
+                       f"condensed (≤ {own.condensed_deg:g}°) at t = {t_cond:.4g}; loss left "
+                       f"L(0) at t = {t_esc:.4g}", PHASE_TEXT["Phase I"].plain))
+    fI = int(np.searchsorted(t, t_I))
+    acc0 = traj.accuracy[fI]
+    order = "I"
+    if acc0 < 1.0:  # at accuracy 1 already there is no plateau to escape: no Phase II
+        diff = np.flatnonzero(~np.isclose(traj.accuracy[fI:], acc0))
+        if diff.size == 0:
+            found.append(Phase("Phase II", t_I, t_end, "detected",
+                               f"accuracy stays at {acc0:.3g} to the end",
+                               PHASE_TEXT["Phase II"].plain))
+            return found, counts, "I → II (no escape from the accuracy plateau)"
+        fII = fI + int(diff[0])
+        found.append(Phase("Phase II", t_I, float(t[fII]), "detected",
+                           f"training accuracy constant at {acc0:.3g} for "
+                           f"{np.log10(max(t[fII], 1e-300) / max(t_I, 1e-300)):.2g} decades",
+                           PHASE_TEXT["Phase II"].plain))
+        order += " → II"
+    pm = counts["pos_on_minus"]
+    drop = np.flatnonzero(pm[fI:] <= pm[fI] - own.count_drop)
+    if drop.size == 0:
+        return found, counts, order + " (no deactivation of positive neurons on x₋)"
+    fIII = fI + int(drop[0])
+    fmin = fIII + int(np.argmin(pm[fIII:]))
+    nm = counts["neg_on_plus"]
+    run_min = np.minimum.accumulate(nm[fIII:])
+    rise = np.flatnonzero(nm[fIII:] >= run_min + own.count_drop)
+    end_III = float(t[fmin])
+    if rise.size:
+        fIV = fIII + int(rise[0])
+        end_III = min(end_III, float(t[fIV])) if fmin > fIII else float(t[fIV])
+    slid = int((ks.sliding_minus[fmin] & pos[fmin]).sum())
+    found.append(Phase("Phase III", float(t[fIII]), max(end_III, float(t[fIII])), "detected",
+                       f"positive neurons active on x₋: {int(pm[fI])} → {int(pm[fmin])} "
+                       f"({slid} sliding on x₋'s kink)", PHASE_TEXT["Phase III"].plain))
+    order += " → III"
+    if rise.size == 0:
+        return found, counts, order + " (no reactivation of negative neurons on x₊)"
+    found.append(Phase("Phase IV", float(t[fIV]), t_end, "detected",
+                       f"negative neurons active on x₊: {int(run_min[rise[0]])} → "
+                       f"{int(nm[-1])} at the end (left x₊'s kink: the sliding condition "
+                       "failed)", PHASE_TEXT["Phase IV"].plain))
+    return found, counts, order + " → IV"
+
+
 # ----------------------------------------------------------------------------- checks
 def phase_starts(traj: Trajectory, rules: PhaseRules = phases.DEFAULT_RULES
                  ) -> tuple[dict[str, float], str]:
     """Detected start of each phase found (name → t) and the order summary."""
-    ph, _c, summary = phases.wang_ma_phases(traj, rules)
+    ph, _c, summary = wang_ma_phases(traj, rules)
     return {p.name: p.start for p in ph}, summary
 
 
@@ -153,8 +500,8 @@ class Outlook:
 
 def outlook(traj: Trajectory) -> Outlook:
     """[derived] `Outlook` of the run."""
-    thr = phases.reactivation_threshold(traj)
-    t_pred, why = phases.predicted_reactivation(traj)
+    thr = reactivation_threshold(traj)
+    t_pred, why = predicted_reactivation(traj)
     nan = float("nan")
     if thr is None:
         return Outlook(None, None, nan, "no Phase IV", why)
@@ -163,7 +510,7 @@ def outlook(traj: Trajectory) -> Outlook:
     xp, xm = (np.asarray(traj.directions[k], float) for k in ("x₊ signal", "x₋ signal"))
     sw, y = np.asarray(traj.sw, float), np.asarray(traj.y, float)
     p = float(sw[y > 0].sum() / max(float(sw[y < 0].sum()), 1e-300))
-    ks = phases.kink_states(traj)
+    ks = kink_states(traj)
     a = np.asarray(traj.a[-1], float)
     A_plus = float((a[ks.active_plus[-1] & (a > 0)] ** 2).sum())
     A_minus = float((a[ks.active_minus[-1] & (a < 0)] ** 2).sum())
@@ -201,7 +548,7 @@ def check_four_phases(traj: Trajectory) -> Claim:
     if not fails:
         more, early = _phase_iv_gate(traj)
         fails += more
-    ph, _c, summary = phases.wang_ma_phases(traj)
+    ph, _c, summary = wang_ma_phases(traj)
     starts = [p.start for p in ph]
     ok = summary == ORDER and starts == sorted(starts) and early is None
     return gate(Claim(
@@ -219,7 +566,7 @@ def check_four_phases(traj: Trajectory) -> Claim:
 DEPART_COS = 0.01
 """A negative neuron has *visibly* left x₊'s kink once cos∠(w_j, x₊) > 0.01: twice the band
 (5e-3) within which sitting on the kink stays — the flow's own chatter there is ≤ 2.9e-3 under
-gf at the default rtol and η·ρ_j under GD (`phases.kink_states`)."""
+gf at the default rtol and η·ρ_j under GD (`kink_states`)."""
 @dataclass(frozen=True)
 class Reactivation:
     """Phase IV read on the neurons, apart from the sliding test that detects it
@@ -267,11 +614,11 @@ def _cross(t: np.ndarray, v: np.ndarray, level: float, start: int = 1) -> float 
 
 
 def reactivation(traj: Trajectory, theta: float = DEPART_COS,
-                 rules: PhaseRules = phases.DEFAULT_RULES) -> Reactivation:
+                 rules: Rules = RULES) -> Reactivation:
     """Phase IV measured on the neurons' cosines and predicted from h(x±) (see
     `Reactivation`); needs the full W at every frame (the presets record it)."""
     nothing = Reactivation(None, 0, None, None, None, theta, "")
-    thr = phases.reactivation_threshold(traj)
+    thr = reactivation_threshold(traj)
     if thr is None or traj.config.data.kind != "two_signals":
         return replace(nothing, why="no reactivation condition (needs the two signals, the "
                        "exponential loss and ⟨x₊, x₋⟩ > 0)")
@@ -438,7 +785,7 @@ def read_errors(traj: Trajectory) -> dict[str, float]:
     neuron's cos∠(w_j, x₊) around its visible departure."""
     r = reactivation(traj)
     t = np.asarray(traj.t, float)
-    out = {"IV predicted": _interp_err(t, phases.signal_output_sum(traj), r.t_pred),
+    out = {"IV predicted": _interp_err(t, signal_output_sum(traj), r.t_pred),
            "IV visible": 0.0}
     if r.neuron is not None and r.t_visible is not None:
         xp = np.asarray(traj.directions["x₊ signal"], float)
@@ -730,10 +1077,10 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     out.directions += [Direction(dd.name, dd.vector, "target", dd.note)
                        for dd in geo.directions]
     if not cfg.model.train_output:
-        wp, _counts, summary = phases.wang_ma_phases(traj, rules)
+        wp, _counts, summary = wang_ma_phases(traj, rules)
         out.phases.extend(wp)
         out.notes.append("Wang & Ma phases: " + summary)
-        t_pred, why = phases.predicted_reactivation(traj)
+        t_pred, why = predicted_reactivation(traj)
         if t_pred is not None:
             out.markers.append(TimeMarker("Phase IV (predicted)", t_pred, "predicted",
                                           "[derived] " + why))
@@ -744,7 +1091,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
 
 def report_figure(quick: bool = True) -> ReportFigure:
     return ReportFigure(config(), loss_and_series("wang_ma", "neuron counts",
-                                                  phases.wang_ma_counts))
+                                                  wang_ma_counts))
 
 
 # ----------------------------------------------------------------------------- sweep summaries
@@ -761,7 +1108,7 @@ def _phase_time(name: str, end: bool, *, before_end: bool = False) -> Any:
 def _pred_iv(tr: Trajectory, _p: object, _o: object) -> float:
     if tr.config.data.kind != "two_signals":
         return float("nan")
-    t_pred = phases.predicted_reactivation(tr)[0]
+    t_pred = predicted_reactivation(tr)[0]
     return float("nan") if t_pred is None else float(t_pred)
 
 
@@ -855,10 +1202,11 @@ EXPERIMENTS = {
 
 
 # ----------------------------------------------------------------------------- the paper
-_RULES_MD = "\n".join(f"- **{name}** — {rule}." for name, rule in phases.WANG_MA_RULES)
+_RULES_MD = "\n".join(f"- **{name}** — {rule}." for name, rule in RULE_WORDS)
 
 PAPER = Paper(
     key="wang_ma",
+    phase_text=PHASE_TEXT,
     order=40,
     title="Wang & Ma (NeurIPS 2023) — multi-phase dynamics of ReLU networks",
     short="Wang & Ma",

@@ -19,7 +19,7 @@
   const R_MIN = 0.08;
   const EAE = (window.EAEPlayer = window.EAEPlayer || { players: [] });
   // Plotly's "plotly_white" template of the pinned plotly (its layout keys the figures use;
-  // tests/test_scene_js.py checks them against plotly.io.templates["plotly_white"]).
+  // tests/test_viz.py checks them against plotly.io.templates["plotly_white"]).
   // BEGIN WHITE
   const WHITE = {"layout": {"autotypenumbers": "strict", "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52"], "font": {"color": "#2a3f5f"}, "hovermode": "closest", "hoverlabel": {"align": "left"}, "paper_bgcolor": "white", "plot_bgcolor": "white", "xaxis": {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "ticks": "", "title": {"standoff": 15}, "zerolinecolor": "#EBF0F8", "automargin": true, "zerolinewidth": 2}, "yaxis": {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "ticks": "", "title": {"standoff": 15}, "zerolinecolor": "#EBF0F8", "automargin": true, "zerolinewidth": 2}, "shapedefaults": {"line": {"color": "#2a3f5f"}}, "annotationdefaults": {"arrowcolor": "#2a3f5f", "arrowhead": 0, "arrowwidth": 1}, "coloraxis": {"colorbar": {"outlinewidth": 0, "ticks": ""}}, "title": {"x": 0.05}}, "data": {"bar": [{"marker": {"line": {"color": "white", "width": 0.5}}, "type": "bar"}], "heatmap": [{"colorbar": {"outlinewidth": 0, "ticks": ""}, "type": "heatmap"}]}};
   // END WHITE
