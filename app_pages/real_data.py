@@ -15,10 +15,11 @@ import numpy as np
 import streamlit as st
 from pydantic import Field
 
+import runtime
 from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
 from dynamics.papers.min import digits_config
 from dynamics.uploads import UploadError, example_csv, parse_upload
-from ui import charts, downloads, figures, presenter, runner, share, state, text, turns
+from ui import charts, downloads, figures, presenter, runner, share, state, text
 from ui.controls import (
     EPS_CHOICES,
     METHOD_LABELS,
@@ -109,7 +110,7 @@ def page() -> None:
         if held is not None and held["key"] == key:
             return held["data"], held["msgs"]
         ss.pop(slot, None)
-        turns.PAGES.divert()  # a parse (up to 164 MB of arrays): other visitors' pages go on
+        runtime.current().pages.divert()  # a parse (up to 164 MB): other visitors' pages go on
         data: dict[str, Any] | None = None
         msgs: list[str] = []
         try:
