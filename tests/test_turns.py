@@ -163,8 +163,8 @@ def test_no_limit_admits_everyone() -> None:
 
 
 def test_the_app_runs_every_page_inside_a_slot(monkeypatch) -> None:
-    """app.py takes `PAGES.slot()` for the page run: with the only slot held elsewhere, the
-    run waits in the queue, and it goes on once the slot is let go."""
+    """app.py takes `Runtime.pages.slot()` for the page run: with the only slot held
+    elsewhere, the run waits in the queue, and it goes on once the slot is let go."""
     import runtime
     from devtools.apptest import run_page
     from devtools.server import REPO_ROOT

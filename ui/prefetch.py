@@ -111,7 +111,7 @@ def warm_idle(timeout: float) -> bool:
 def speculative_figure(traj: Trajectory, service: Service,
                        options: FigureOptions) -> figures.Shown:
     """The main figure of `traj` (with its analysis), built behind every visitor's figure
-    (`ui.turns.speculative`): for the neighbours here and for the scrub families."""
+    (`Turns.speculative`): for the neighbours here and for the scrub families."""
     turns = runtime.current().turns
     with turns.speculative():
         with turns.turn():
