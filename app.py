@@ -23,8 +23,9 @@ def main() -> None:
                        page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                        layout="wide")
 
+    import runtime
     from app_pages import compare, explorer, overview, papers, real_data, status, sweeps
-    from ui import navigation, prefetch, turns
+    from ui import navigation, prefetch
 
     # every page run goes before speculative work, and tells it whether the server is shared
     prefetch.page_busy()
@@ -36,7 +37,8 @@ def main() -> None:
         ("overview", overview), ("explorer", explorer), ("papers", papers),
         ("compare", compare), ("real_data", real_data), ("sweeps", sweeps),
         ("status", status))})
-    with turns.PAGES.slot():  # a few page runs at a time, in arrival order (`ui.turns.Slots`)
+    # a few page runs at a time, in arrival order (`runtime.admission.Slots`)
+    with runtime.current().pages.slot():
         st.navigation(pages).run()
 
 

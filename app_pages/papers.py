@@ -19,11 +19,12 @@ import pandas as pd
 import streamlit as st
 from pydantic import Field
 
+import runtime
 from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError
 from dynamics.papers import PAPERS, Knob, Paper, Section, StudySection
 from dynamics.trajectory import Trajectory
-from ui import charts, downloads, figures, presenter, runner, share, state, tables, text, turns
+from ui import charts, downloads, figures, presenter, runner, share, state, tables, text
 from ui.view import FigureView, View, page_view
 from viz.paper_figures import render
 
@@ -55,7 +56,7 @@ def _full_checks(paper: str) -> None:
                  help="Runs every preset of the paper (quick sizes) and checks each claim "
                       "against its run: measured, expected, tolerance, pass or fail."):
         service = runner.get_service()
-        turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
+        runtime.current().pages.leave()  # many runs: the other sessions' pages run meanwhile
         status = st.status("Running the presets…", expanded=False)
         n = {"runs": 0}
 
@@ -148,7 +149,7 @@ def _study(paper: Paper, i: int, sec: StudySection, on: bool) -> None:
         if not st.button(sec.button, key=f"{key}.run", icon=":material/scatter_plot:",
                          help=f"Runs it through the server's cache: {sec.cost}"):
             return
-        turns.PAGES.leave()  # many runs: the other sessions' pages run meanwhile
+        runtime.current().pages.leave()  # many runs: the other sessions' pages run meanwhile
         with st.spinner("Running through the service…"):
             spec = sec.compute(runner.get_service().run)
         st.session_state[key] = spec

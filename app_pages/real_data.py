@@ -15,12 +15,13 @@ import numpy as np
 import streamlit as st
 from pydantic import Field
 
+import runtime
 from dynamics.annotations import Analysis
 from dynamics.config import Config, ConfigError, InitConfig, IntegratorConfig, LossConfig
 from dynamics.papers.min import digits_config
 from dynamics.trajectory import Trajectory
 from dynamics.uploads import UploadError, example_csv, parse_upload
-from ui import charts, downloads, figures, presenter, runner, share, state, text, turns
+from ui import charts, downloads, figures, presenter, runner, share, state, text
 from ui.controls import (
     METHOD_LABELS,
     ReadableError,
@@ -104,7 +105,7 @@ def _parsed_upload(up: Any, loss: str, map_01: bool) -> tuple[dict[str, Any] | N
     if held is not None and held["key"] == key:
         return held["data"], held["msgs"]
     ss.pop(slot, None)
-    turns.PAGES.divert()  # a parse (up to 164 MB of arrays): other visitors' pages go on
+    runtime.current().pages.divert()  # a parse (≤ 164 MB): other visitors' pages go on
     data: dict[str, Any] | None = None
     msgs: list[str] = []
     try:

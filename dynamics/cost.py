@@ -70,7 +70,7 @@ def pre_run_seconds(config: Config) -> float:
     alone: building the data (n·d values; teacher data up to `data.teacher_tries` draws) and,
     for d > 2, the auto end time's extremal search on its budget (`extremal.plan_search`'s
     cost). A page whose link asks for more than a moment of it takes it off the page slot
-    (`ui.turns.Slots.divert`)."""
+    (`runtime.admission.Slots.divert`)."""
     n, d = data_shape(config.data)
     values = float(n) * d * (teacher_tries(n, d) if config.data.kind == "teacher" else 1)
     search = plan_search(n, d, AUTO_BUDGET).cost if d > 2 else 0.0

@@ -97,6 +97,7 @@ from typing import Any
 
 import numpy as np
 
+from .analysis import analyse
 from .annotations import Analysis
 from .blas import apply_numpy_blas_threads
 from .config import Config
@@ -312,7 +313,7 @@ class Service:
         self._mem: OrderedDict[str, tuple[Trajectory, int]] = OrderedDict()
         self._mem_bytes = 0
         self._flights: dict[str, _Flight] = {}
-        self._analyses: OrderedDict[tuple[str, str, int, float], Analysis] = OrderedDict()
+        self._analyses: OrderedDict[str, Analysis] = OrderedDict()  # by `Trajectory.key`
         limit = self.limits.max_concurrent or os.cpu_count() or 1
         self._slots = _Slots(int(limit))
         self._counts: dict[str, int] = dict.fromkeys(
@@ -413,32 +414,21 @@ class Service:
         return traj
 
     def analyse(self, traj: Trajectory) -> Analysis:
-        """Theory and phases for a trajectory (`dynamics.analysis.analyse`), memoised per cache
-        key, status and length."""
-        mkey = (traj.config.cache_key(), traj.status + ("~" if traj.meta.get("provisional")
-                                                        else ""), traj.n_frames,
-                float(traj.t[-1]) if traj.n_frames else 0.0)
+        """Theory and phases for a trajectory (`dynamics.analysis.analyse`), memoised per
+        trajectory key (`Trajectory.key`: cache key, status, length, provisional)."""
+        mkey = traj.key()
         with self._lock:
             got = self._analyses.get(mkey)
             if got is not None:
                 self._analyses.move_to_end(mkey)
                 return got
         try:
-            from dynamics.analysis import analyse
-        except ModuleNotFoundError as e:
-            if e.name not in ("dynamics.analysis", "dynamics"):
-                raise ServiceError(f"The analysis module could not be loaded: {e}") from e
-            result = Analysis()
-        except ImportError as e:
-            raise ServiceError(f"The analysis module could not be loaded: {e}") from e
-        else:
-            try:
-                result = analyse(traj)
-            except Exception as e:
-                with self._lock:
-                    self._counts["errors"] += 1
-                raise ServiceError(f"The analysis of this run failed unexpectedly: "
-                                   f"{type(e).__name__}: {e}") from e
+            result = analyse(traj)
+        except Exception as e:
+            with self._lock:
+                self._counts["errors"] += 1
+            raise ServiceError(f"The analysis of this run failed unexpectedly: "
+                               f"{type(e).__name__}: {e}") from e
         with self._lock:
             self._analyses[mkey] = result
             while len(self._analyses) > max(1, self._mem_limit_entries):
@@ -626,7 +616,7 @@ class Service:
                     if item is not None:
                         self._mem_bytes -= item[1]
                         ck = item[0].config.cache_key()
-                        for mkey in [k for k in self._analyses if k[0] == ck]:
+                        for mkey in [k for k in self._analyses if k.split(":", 1)[0] == ck]:
                             del self._analyses[mkey]
             self._counts["sessions_ended"] += 1
         for ev in leaving:

@@ -75,6 +75,15 @@ class Trajectory:
         """The run reached t_end (status COMPLETED)."""
         return self.status is Status.COMPLETED
 
+    def key(self) -> str:
+        """The one key of a produced trajectory (what its analysis and its figures are keyed
+        by): its config's cache key, status, frame count and last time, and "provisional" for
+        a run computed while the kernels compiled (`dynamics.service.result_key` is the key of
+        a *request*: a config under the limits that change what is recorded)."""
+        last = float(self.t[-1]) if self.n_frames else 0.0
+        mark = ":provisional" if self.meta.get("provisional") else ""
+        return f"{self.config.cache_key()}:{self.status}:{self.n_frames}:{last!r}{mark}"
+
     def W_at(self, frame: int) -> np.ndarray | None:
         """Full W at a frame if it was stored, else None."""
         frame = frame % self.n_frames

@@ -130,5 +130,5 @@ fi
 
 # The project's own modules byte-compiled too (only the changed ones again; well under 1 s):
 # where PYTHONDONTWRITEBYTECODE is set, imports never write them.
-.venv/bin/python -m compileall -q -j 0 dynamics viz ui app_pages devtools bench tests app.py \
+.venv/bin/python -m compileall -q -j 0 dynamics viz runtime ui app_pages devtools bench tests app.py \
   serve.py >/dev/null || log "byte-compiling the project's modules failed (imports compile them)"

@@ -1,7 +1,9 @@
 """The layering rules of docs/ARCHITECTURE.md, read from the code's own imports (ast).
 
-Imports go down: app_pages -> ui -> viz -> dynamics; bench and tests sit beside the app and
-may use devtools; nothing imports bench or tests; dynamics has no import circle.
+Imports go down: app_pages -> ui -> runtime -> viz -> dynamics; bench and tests sit beside the
+app and may use devtools; nothing imports bench or tests; dynamics has no import circle. The
+server's live state has one owner (`runtime.Runtime`): no module-level mutable state in ui/ or
+dynamics/service.py, and no import hidden inside a function there or in runtime/.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("dynamics", "viz", "ui", "app_pages", "bench", "devtools")
-TOP = {"streamlit", "bench", "tests", "viz", "ui", "app_pages", "devtools", "dynamics"}
+PACKAGES = ("dynamics", "viz", "runtime", "ui", "app_pages", "bench", "devtools")
+TOP = {"streamlit", "bench", "tests", "viz", "runtime", "ui", "app_pages", "devtools",
+       "dynamics"}
 
 
 def _module_name(path: Path) -> str:
@@ -54,12 +57,15 @@ def _tops(path: Path) -> set[str]:
 
 
 FORBIDDEN = {
-    "dynamics": {"streamlit", "bench", "tests", "viz", "ui", "app_pages", "devtools"},
-    "viz": {"streamlit", "bench", "tests", "ui", "app_pages", "devtools"},
+    "dynamics": {"streamlit", "bench", "tests", "viz", "runtime", "ui", "app_pages", "devtools"},
+    "viz": {"streamlit", "bench", "tests", "runtime", "ui", "app_pages", "devtools"},
+    # the server's runtime: below ui/ (which reaches it through `runtime.current()`), above
+    # viz/ and dynamics/; Streamlit only for the reaper's session internals
+    "runtime": {"bench", "tests", "ui", "app_pages", "devtools"},
     "ui": {"bench", "tests", "app_pages", "devtools"},
     "app_pages": {"bench", "tests", "devtools"},
     "bench": {"tests"},
-    "devtools": {"tests", "bench", "dynamics", "viz", "ui", "app_pages"},
+    "devtools": {"tests", "bench", "dynamics", "viz", "runtime", "ui", "app_pages"},
 }
 
 
@@ -209,3 +215,170 @@ def test_every_page_is_a_function_page_of_the_navigation_table() -> None:
         assert f'("{p.stem}", {p.stem})' in app, p.stem  # name → module, whose .page runs
     calls = {ast.unparse(n.func) for n in ast.walk(ast.parse(app)) if isinstance(n, ast.Call)}
     assert "st.Page" not in calls and "navigation.build" in calls  # no page beside the table
+
+
+# ------------------------------------------------------------------ the runtime owns live state
+STATE_FILES = [*_files("ui"), ROOT / "dynamics" / "service.py"]
+#: the library's one process-wide `Service` for processes without a server runtime (the CLI,
+#: reproduce, Dask workers: `dynamics.service.default_service`); a server's runtime takes it as
+#: its service, so one process has one service
+STATE_ALLOWED = {("dynamics/service.py", "_default"), ("dynamics/service.py", "_default_lock")}
+CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Counter"}
+SYNC = {"Lock", "RLock", "Condition", "Event", "Semaphore", "BoundedSemaphore", "local",
+        "Thread"}
+MUTATORS = {"append", "extend", "insert", "pop", "popitem", "popleft", "appendleft", "clear",
+            "update", "setdefault", "add", "discard", "remove", "move_to_end", "__init__"}
+
+
+def _callee(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        f = node.func
+        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return ""
+
+
+def _stateful_classes() -> set[str]:
+    """Project classes whose instances hold changing state: a lock, a mutable container made in
+    `__init__`, or an attribute set outside `__init__`."""
+    out: set[str] = set()
+    for package in ("ui", "runtime", "dynamics", "viz"):
+        for p in _files(package):
+            for cls in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if not isinstance(cls, ast.ClassDef):
+                    continue
+                for fn in cls.body:
+                    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    for node in ast.walk(fn):
+                        targets = node.targets if isinstance(node, ast.Assign) else \
+                            [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) \
+                            else []
+                        selfs = [t for t in targets if isinstance(t, ast.Attribute)
+                                 and ast.unparse(t.value) == "self"]
+                        if not selfs:
+                            continue
+                        value = getattr(node, "value", None)
+                        if fn.name not in ("__init__", "__post_init__") or \
+                                _callee(value) in CONTAINERS | SYNC or \
+                                isinstance(value, ast.Dict | ast.List | ast.Set):
+                            out.add(cls.name)
+    return out
+
+
+def _module_state(path: Path, stateful: set[str]) -> list[str]:
+    """Module-level names of `path` that hold state the process changes: a lock or thread, an
+    instance of a stateful project class, a container the module mutates (item set or deleted,
+    a mutating method called on it), or a name a function rebinds (`global`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rel = path.relative_to(ROOT).as_posix()
+    bound: dict[str, ast.AST | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    bound[t.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            bound[node.target.id] = node.value
+    mutated: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            mutated.update(node.names)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and isinstance(node.value, ast.Name):
+            mutated.add(node.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) \
+                and isinstance(node.target.value, ast.Name):
+            mutated.add(node.target.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in MUTATORS:
+            base = node.func.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name):
+                mutated.add(base.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name):
+            mutated.add(node.value.id)
+    found = []
+    for name, value in bound.items():
+        container = isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp
+                               | ast.ListComp | ast.SetComp) or _callee(value) in CONTAINERS
+        held = _callee(value) in SYNC or _callee(value) in stateful
+        if (held or (name in mutated and (container or value is None or _callee(value)))) \
+                and (rel, name) not in STATE_ALLOWED:
+            found.append(f"{rel}: {name}")
+    return found
+
+
+def test_no_module_level_mutable_state_outside_the_runtime() -> None:
+    """The server's live state (figure store, turns and page slots, families, prefetch, data
+    edits, the reaper, whether the routes are mounted) is the runtime's (`runtime.Runtime`,
+    reached through `runtime.current()`): ui/ and dynamics/service.py keep none at module
+    level, and no callback registry."""
+    stateful = _stateful_classes()
+    assert {"FigureStore", "Turns", "Slots", "Reaper", "Service"} <= stateful  # the rule bites
+    found = [f for p in STATE_FILES for f in _module_state(p, stateful)]
+    assert not found, "\n".join(found)
+    registry = [p.relative_to(ROOT).as_posix() for p in _files("ui")
+                if "def register_" in p.read_text(encoding="utf-8")]
+    assert not registry, registry
+
+
+#: imports inside a function that stay, each with its reason
+LATE_IMPORTS_ALLOWED = {
+    # `eae app` replaces the process with Streamlit: it does not import the library first
+    ("ui/launcher.py", "dynamics.cli"),
+}
+
+
+def test_no_import_hidden_inside_a_function() -> None:
+    """ui/, runtime/ and dynamics/service.py state what they depend on at the top: no import
+    inside a function (one that hid a circle or a registry), but the listed ones."""
+    found = []
+    for p in [*STATE_FILES, *_files("runtime")]:
+        rel = p.relative_to(ROOT).as_posix()
+        for fn in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    mods = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                        else [node.module or "."]
+                    found += [f"{rel}:{node.lineno} {m}" for m in mods
+                              if (rel, m) not in LATE_IMPORTS_ALLOWED]
+    assert not found, "\n".join(found)
+
+
+def _trajectory_keys(path: Path) -> list[str]:
+    """Where `path` spells a trajectory's key: a tuple or f-string made of a config's
+    `cache_key()`, a `status` and an `n_frames`."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Tuple | ast.JoinedStr):
+            attrs = {a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute)}
+            if {"cache_key", "status", "n_frames"} <= attrs:
+                out.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}")
+    return out
+
+
+def test_one_trajectory_key() -> None:
+    """What a produced trajectory's analysis and figures are keyed by is `Trajectory.key`,
+    spelled once (the service's memo of analyses and the figure store's keys use it)."""
+    spelled = [k for package in ("dynamics", "viz", "runtime", "ui") for p in _files(package)
+               for k in _trajectory_keys(p)]
+    assert [k.split(":")[0] for k in spelled] == ["dynamics/trajectory.py"], spelled
+
+
+def test_the_server_module_declares_no_component_before_streamlit_runs() -> None:
+    """`serve.py` (and so `ui.server`, its routes' modules at the top) is imported before
+    Streamlit's runtime exists: a component declared then (`ui.player`) is never served, so the
+    player would stay blank. Importing it leaves `ui.player` unimported."""
+    import subprocess
+    import sys
+
+    code = "import sys, serve; print('ui.player' in sys.modules)"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "False"
+

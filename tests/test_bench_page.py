@@ -76,7 +76,7 @@ def test_one_figure_cache_builds_each_figure_once_and_stays_bounded() -> None:
 
     cfg = Config().with_updates({"model.width": 12, "record.frames": 20})
     traj = simulate(cfg)
-    store = figures.STORE
+    store = figures.store()
     a = figures.main(traj, None, FigureOptions())
     b = figures.main(traj, None, FigureOptions())
     assert a is b  # the second session gets the same object, built once

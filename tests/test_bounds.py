@@ -16,8 +16,8 @@ from dynamics.config import Config, ConfigError, from_query
 from dynamics.config.urlvalues import URL_ARRAY_VALUES
 from dynamics.cost import pre_run_seconds, remaining_seconds
 from dynamics.data import TEACHER_DRAW_BUDGET, TEACHER_TRIES, _teacher, rng_for, teacher_tries
+from runtime.admission import Slots
 from ui.state import COSTLY_S, UPLOAD_PATHS
-from ui.turns import Slots
 
 
 class CountingRng:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import runtime
 from dynamics import theory
 from dynamics.config import Config, ConfigError
 from dynamics.data import build_dataset
@@ -99,7 +100,7 @@ def test_apply_runs_the_edit_and_stores_its_figure(service: Service) -> None:
     got = edits.apply(eid, _body({"angles_deg": [40, 75, 195, 255]}))
     assert "key" in got, got
     assert got["status"] == "completed" and got["config"]["angles_deg"][0] == 40
-    shown = figures.STORE.shown(got["key"])
+    shown = figures.store().shown(got["key"])
     assert shown is not None and len(shown.payload) > 1000
 
 
@@ -160,4 +161,4 @@ def test_the_newest_edit_of_a_session_cancels_the_older(service: Service) -> Non
 def test_offers_are_bounded(service: Service) -> None:
     for k in range(edits.OFFERS_MAX + 20):
         edits.offer(Config(), FigureOptions(), True, f"many-{k}", service)
-    assert len(edits._offers) <= edits.OFFERS_MAX
+    assert len(runtime.current().edits.offers) <= edits.OFFERS_MAX

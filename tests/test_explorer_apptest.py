@@ -234,7 +234,7 @@ def _prefetch_on_and_figures_spied(monkeypatch) -> list[tuple[float, float]]:
         return real_figure(traj, *args, **kw)
 
     monkeypatch.setattr(figures, "main_figure", figure_spy)
-    figures.STORE.__init__()
+    figures.store().__init__()
     return built
 
 

@@ -439,11 +439,11 @@ def test_the_status_page_shows_what_the_cache_repaired(tmp_path: Path,
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    import dynamics.service
+    import runtime
 
     (tmp_path / "cache.db").write_bytes(b"garbage" * 100)
     monkeypatch.setenv("EAE_OPERATOR", "1")  # the operator view
-    monkeypatch.setattr(dynamics.service, "_default", Service(tmp_path))
+    monkeypatch.setattr(runtime.current(), "service", Service(tmp_path))
     st.cache_resource.clear()
     try:
         at = AppTest.from_file(str(REPO / "app_pages" / "status.py"), default_timeout=60).run()

@@ -134,7 +134,7 @@ def test_pyproject_installs_the_packages_and_one_console_script():
     data = _pyproject()
     assert data["build-system"]["build-backend"] == "hatchling.build"
     wheel = data["tool"]["hatch"]["build"]["targets"]["wheel"]
-    assert wheel["packages"] == ["dynamics", "viz", "ui", "app_pages"]
+    assert wheel["packages"] == ["dynamics", "viz", "runtime", "ui", "app_pages"]
     assert data["project"]["scripts"] == {"eae": "ui.launcher:main"}
     from ui.launcher import main
 

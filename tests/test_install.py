@@ -29,7 +29,7 @@ from dynamics.same_bits import digests
 from tests.test_determinism import run_probe
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("dynamics", "viz", "ui", "app_pages")
+PACKAGES = ("dynamics", "viz", "runtime", "ui", "app_pages")
 # the dashboard's root files and where the wheel puts them (pyproject.toml, force-include)
 DASHBOARD_FILES = {"app.py": "ui/dashboard/app.py", "serve.py": "ui/dashboard/serve.py",
                    "assets/favicon.png": "ui/dashboard/assets/favicon.png",

@@ -1,4 +1,4 @@
-"""`ui.sessions.malloc_tune`: with glibc's mmap threshold fixed, freed large blocks leave the
+"""`runtime.reaper.malloc_tune`: with glibc's mmap threshold fixed, freed large blocks leave the
 process at once. Measured in fresh interpreters: a freed 16 MB block first raises glibc's own
 threshold (its default behaviour), then 200 blocks of 1 MB interleaved with live ones of
 64 kB are freed; untuned they stay in the heap's pools (RSS does not fall), tuned each had its
@@ -22,7 +22,7 @@ import ctypes, sys
 import numpy as np
 sys.path.insert(0, {root!r})
 if {tune}:
-    from ui.sessions import malloc_tune
+    from runtime.reaper import malloc_tune
     assert malloc_tune()
 def rss_mb():
     with open("/proc/self/status") as f:

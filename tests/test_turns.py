@@ -1,5 +1,5 @@
-"""`ui.turns`: interpreter-bound work in arrival order, visitors before speculative work; page
-runs a few at a time."""
+"""`runtime.admission`: interpreter-bound work in arrival order, visitors before speculative
+work; page runs a few at a time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from ui.turns import Slots, Turns, speculative
+from runtime.admission import Slots, Turns
 
 
 def _queue_up(turns: Turns, names: list[tuple[str, bool]], order: list[str]) -> None:
@@ -18,7 +18,7 @@ def _queue_up(turns: Turns, names: list[tuple[str, bool]], order: list[str]) -> 
 
     def work(name: str, spec: bool) -> None:
         if spec:
-            with speculative(), turns.turn():
+            with turns.speculative(), turns.turn():
                 order.append(name)
         else:
             with turns.turn():
@@ -163,14 +163,14 @@ def test_no_limit_admits_everyone() -> None:
 
 
 def test_the_app_runs_every_page_inside_a_slot(monkeypatch) -> None:
-    """app.py takes `PAGES.slot()` for the page run: with the only slot held elsewhere, the
-    run waits in the queue, and it goes on once the slot is let go."""
+    """app.py takes `Runtime.pages.slot()` for the page run: with the only slot held
+    elsewhere, the run waits in the queue, and it goes on once the slot is let go."""
+    import runtime
     from devtools.apptest import run_page
     from devtools.server import REPO_ROOT
-    from ui import turns
 
     slots = Slots(1)
-    monkeypatch.setattr(turns, "PAGES", slots)
+    monkeypatch.setattr(runtime.current(), "pages", slots)
     done: list[object] = []
     th = threading.Thread(target=lambda: done.append(run_page(REPO_ROOT / "app.py")))
     with slots.slot():

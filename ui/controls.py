@@ -12,6 +12,7 @@ line of help, its options and how they read, its range. This module only lays th
 from __future__ import annotations
 
 import functools
+import html
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+import runtime
 from dynamics import ladders
 from dynamics.config import DATA_CLASSES, Config, ConfigError, IntegratorConfig
 from dynamics.limits import get_limits
@@ -40,7 +42,6 @@ from .settings import (
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .state import needs_seed, seed
 from .text import literal
-from .turns import PAGES
 from .view import FigureView
 
 SERVER = settings.SERVER
@@ -214,8 +215,6 @@ _ROWS_CSS = ("<style>.eae-rows{border-collapse:collapse;font-size:0.85rem;width:
 def rows_html(df: pd.DataFrame, columns: list[str], shown_rows: int = TABLE_ROWS_SHOWN) -> str:
     """A data table's rows as a small read-only HTML table (every cell escaped: cells are
     what was typed), the first `shown_rows` of them and a line saying how many more."""
-    import html
-
     n = len(df)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in ["#", *columns])
     body = "".join(
@@ -410,7 +409,7 @@ def _upload_controls(p: _Panel, d: dict[str, Any]) -> None:
     elif st.session_state.get(p.key("data._name")) != (getattr(up, "file_id", up.name),
                                                         up.size):
         st.session_state.pop(store, None)  # free the last file's arrays before this parse
-        PAGES.divert()  # a parse: other visitors' pages go on meanwhile (`ui.turns`)
+        runtime.current().pages.divert()  # a parse: other visitors' pages go on meanwhile
         try:
             parsed = parse_upload(up.name, up.getvalue(), loss=p.base["loss"]["kind"])
         except UploadError as e:

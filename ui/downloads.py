@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+import runtime
 from dynamics.exports import csv_bytes
 from dynamics.papers import Claim
 from dynamics.trajectory import Trajectory
@@ -86,24 +85,19 @@ def header_json(traj: Trajectory) -> bytes:
     return json.dumps(traj.header(), indent=2, ensure_ascii=False).encode("utf-8")
 
 
-_PNG_CACHE: OrderedDict[tuple[str, int | None], bytes] = OrderedDict()
-_PNG_CACHE_SIZE = 8
-_png_cache_lock = threading.Lock()
 
 
 def _png_cached(fig: AnyFigure, fig_key: str, frame: int | None) -> bytes:
     """PNG export is slow (a browser renders it): the last few are kept. Runs in Streamlit's
-    download thread, outside the script, so a plain lock-guarded dict rather than st.cache_*."""
+    download thread, outside the script, so the runtime's small LRU (`Runtime.pngs`) rather
+    than st.cache_*."""
     k = (fig_key, frame)
-    with _png_cache_lock:
-        if k in _PNG_CACHE:
-            _PNG_CACHE.move_to_end(k)
-            return _PNG_CACHE[k]
+    cache = runtime.current().pngs
+    got = cache.get(k)
+    if got is not None:
+        return bytes(got)
     out = png_bytes(fig.payload if isinstance(fig, Shown) else fig, frame)
-    with _png_cache_lock:
-        _PNG_CACHE[k] = out
-        while len(_PNG_CACHE) > _PNG_CACHE_SIZE:
-            _PNG_CACHE.popitem(last=False)
+    cache.put(k, out)
     return out
 
 
@@ -115,8 +109,7 @@ def _fig_key(traj: Trajectory, fig: AnyFigure) -> str:
     else:
         height, meta = fig.layout.height, fig.layout.meta
     meta = meta if isinstance(meta, dict) else {}
-    return f"{traj.config.cache_key()}:{traj.n_frames}:{traj.status}:{height}:" \
-           f"{json.dumps(meta, sort_keys=True, default=str)}"
+    return f"{traj.key()}:{height}:{json.dumps(meta, sort_keys=True, default=str)}"
 
 
 def _png_maker(traj: Trajectory, fig: AnyFigure, frame: int | None) -> Callable[[], bytes]:

@@ -21,17 +21,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+import runtime
 from dynamics.config import Config, ConfigError
 from dynamics.cost import describe_seconds, estimate_seconds
 from dynamics.service import Service, ServiceError
 from dynamics.timescales import with_auto_time
 from viz.options import FigureOptions
 
-from . import figures, server, turns
+from . import figures
 
 MAX_BODY = 256_000  # bytes of an edit (20,000 points' three numbers fit with room)
 OFFERS_MAX = 256  # sessions whose edit base is remembered (the oldest forgotten first)
@@ -52,9 +52,7 @@ class Offer:
     service: Service
 
 
-_lock = threading.Lock()
-_offers: OrderedDict[str, Offer] = OrderedDict()
-_running: dict[str, threading.Event] = {}  # owner -> cancel event of its edit run
+# the offers and the runs in progress are the runtime's board, `Runtime.edits`
 
 
 def editable(config: Config) -> bool:
@@ -75,13 +73,14 @@ def offer(link: Config, options: FigureOptions, auto: bool, owner: str,
         return None
     eid = hashlib.sha256(f"{owner}|{link.to_json()}|{options.key}|{auto}".encode()).hexdigest()
     eid = eid[:32]
-    with _lock:
-        for old in [k for k, v in _offers.items() if v.owner == owner and k != eid]:
-            del _offers[old]
-        _offers[eid] = Offer(link, auto, options, owner, service)
-        _offers.move_to_end(eid)
-        while len(_offers) > OFFERS_MAX:
-            _offers.popitem(last=False)
+    board = runtime.current().edits
+    with board.lock:
+        for old in [k for k, v in board.offers.items() if v.owner == owner and k != eid]:
+            del board.offers[old]
+        board.offers[eid] = Offer(link, auto, options, owner, service)
+        board.offers.move_to_end(eid)
+        while len(board.offers) > OFFERS_MAX:
+            board.offers.popitem(last=False)
     return eid
 
 
@@ -115,8 +114,10 @@ def _parse(body: bytes) -> dict[str, Any]:
 def apply(eid: str, body: bytes) -> dict[str, Any]:
     """Run an edit of offer `eid` (see the module docstring): {"key": figure key, "status"}
     or {"error": message} (and "fields": the bad ones)."""
-    with _lock:
-        base = _offers.get(eid)
+    rt = runtime.current()
+    board = rt.edits
+    with board.lock:
+        base = board.offers.get(eid)
     if base is None:
         return {"error": "this figure is no longer the page's: edit again after it reloads"}
     try:
@@ -130,28 +131,26 @@ def apply(eid: str, body: bytes) -> dict[str, Any]:
         return {"error": f"this data asks for {describe_seconds(est)} of computing: release the "
                          "pointer and run it from the page"}
     cancel = threading.Event()
-    with _lock:
-        old = _running.get(base.owner)
+    with board.lock:
+        old = board.running.get(base.owner)
         if old is not None:
             old.set()  # the newest edit wins
-        _running[base.owner] = cancel
+        board.running[base.owner] = cancel
     try:
         traj = base.service.run(run, cancel=cancel, session=base.owner)
     finally:
-        with _lock:
-            if _running.get(base.owner) is cancel:
-                del _running[base.owner]
+        with board.lock:
+            if board.running.get(base.owner) is cancel:
+                del board.running[base.owner]
     if traj.status == "cancelled":
         return {"error": "replaced by a newer edit", "cancelled": True}
     try:
-        with turns.TURNS.turn():
+        with rt.turns.turn():
             analysis = base.service.analyse(traj)
     except ServiceError:  # the page says why when it shows this run; the figure goes without
         analysis = None
     shown = figures.main(traj, analysis, base.options)
     return {"key": shown.key, "status": traj.status, "config": link.to_dict()["data"]}
 
-
-server.register_edit(apply)
 
 __all__ = ["FIELDS", "MAX_BODY", "Offer", "apply", "editable", "edited", "offer"]

@@ -33,11 +33,11 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import runtime
 from dynamics.config import Config
 from dynamics.cost import estimate_seconds
 from dynamics.service import FAMILY, Service
@@ -46,7 +46,7 @@ from dynamics.timescales import with_auto_time
 from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
-from . import figures, prefetch, server, sessions
+from . import figures, prefetch, sessions
 from .settings import eps_ladder, setting
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
@@ -135,6 +135,22 @@ def choices(config: Config) -> list[tuple[str, str]]:
     return [(c.param, c.label) for c in CONTROLS.values() if c.applies(config)]
 
 
+def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
+               keys: Sequence[str | None], current: int,
+               choices: Sequence[tuple[str, str]] = (),
+               start: str | None = None, widget: str = "") -> dict[str, Any]:
+    """The player's `family`: runs along one control (`param`, its `label`), one payload key
+    per value (None: cannot be computed), `current` the value on screen; `choices` are the
+    (param, label) of the controls the player offers to scrub instead; `start` the offered
+    family's id (`ui.family.offer`), asked for when the visitor reaches for the slider (None:
+    already computing); `widget` the label of the page's slider of the same control, which
+    moves the family while it is dragged (the page's slider reports only its release)."""
+    return {"param": param, "label": label, "values": list(values), "labels": list(labels),
+            "sources": [f"{runtime.API}/fig/{k}" if k else None for k in keys],
+            "current": int(current), "choices": [list(c) for c in choices],
+            "start": f"{runtime.API}/family/{start}" if start else None, "widget": widget}
+
+
 @dataclass(frozen=True)
 class Family:
     """Runs along one control: `values` (sorted), the one on screen (`current`), each value's
@@ -157,7 +173,6 @@ class Family:
                    start: str | None = None) -> dict[str, Any]:
         """The player's `family` argument; `start` is the id `offer` gave (the player asks
         the server to compute the family when the visitor first reaches for the slider)."""
-        from .player import family_arg
         return family_arg(self.control.param, self.control.label, self.values,
                           [self.control.fmt(v) for v in self.values], self.keys, self.current,
                           choices, start, widget=self.control.widget)
@@ -187,39 +202,35 @@ def plan(link_config: Config, param: str, *, auto: bool,
 
 
 # ----------------------------------------------------------------------------- background
-_lock = threading.Condition()
-_jobs: dict[str, tuple[Family, Service]] = {}  # owner -> the newest family to prepare
-_worker: dict[str, threading.Thread | None] = {"thread": None}
-
-
+# what is in hand (offers, jobs, the worker) is the runtime's board, `Runtime.families`
 def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str,
           service: Service) -> bool:
     """Announce the family's keys, alias the run on screen, and prepare the others in the
     background (see the module docstring). False (nothing started) for a heavy run."""
+    rt = runtime.current()
+    board, store = rt.families, rt.figures
     key_now = family.keys[family.current]
     if key_now is not None:
-        figures.STORE.alias(key_now, on_screen.key)
+        store.alias(key_now, on_screen.key)
     if traj.wall_time > MAX_MEMBER_S or not Status(traj.status).cacheable \
             or traj.meta.get("provisional"):
         return False
     for i in family.order():
         k = family.keys[i]
-        if k is not None and figures.STORE.get(k) is None:
-            figures.STORE.expect(k, EXPECT_S)
+        if k is not None and store.get(k) is None:
+            store.expect(k, EXPECT_S)
     _forget_at_session_end(owner, service)
-    with _lock:
-        _jobs[owner] = (family, service)
-        if _worker["thread"] is None or not _worker["thread"].is_alive():
-            _worker["thread"] = threading.Thread(target=_work, daemon=True,
-                                                 name="eae-family")
-            _worker["thread"].start()
-        _lock.notify_all()
+    with board.lock:
+        board.jobs[owner] = (family, service)
+        if board.worker is None or not board.worker.is_alive():
+            board.worker = threading.Thread(target=_work, args=(rt,), daemon=True,
+                                            name="eae-family")
+            board.worker.start()
+        board.lock.notify_all()
     return True
 
 
 OFFERS_MAX = 256  # offered families remembered, one per session (the oldest forgotten first)
-_offers: OrderedDict[str, tuple[Family, figures.Shown, Trajectory, str, Service]] = \
-    OrderedDict()
 
 
 def estimated_s(family: Family) -> float:
@@ -247,14 +258,15 @@ def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
     h = hashlib.sha256("|".join([owner, *(k or "-" for k in family.keys)]).encode())
     fid = h.hexdigest()[:32]
     _forget_at_session_end(owner, service)
-    with _lock:
+    board = runtime.current().families
+    with board.lock:
         # one offer per session (the figure on its screen): an offer holds its trajectory
-        for old in [f for f, v in _offers.items() if v[3] == owner and f != fid]:
-            del _offers[old]
-        _offers[fid] = (family, on_screen, traj, owner, service)
-        _offers.move_to_end(fid)
-        while len(_offers) > OFFERS_MAX:
-            _offers.popitem(last=False)
+        for old in [f for f, v in board.offers.items() if v[3] == owner and f != fid]:
+            del board.offers[old]
+        board.offers[fid] = (family, on_screen, traj, owner, service)
+        board.offers.move_to_end(fid)
+        while len(board.offers) > OFFERS_MAX:
+            board.offers.popitem(last=False)
     # a class shares the server: there a family waits until its visitor reaches for it
     cheap = not prefetch.shared() and estimated_s(family) <= AUTO_START_S
     return fid, cheap and start(family, on_screen, traj, owner, service)
@@ -262,8 +274,9 @@ def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
 
 def start_offered(fid: str) -> bool:
     """Start the offered family `fid` (the player's request); False if it is unknown."""
-    with _lock:
-        got = _offers.get(fid)
+    board = runtime.current().families
+    with board.lock:
+        got = board.offers.get(fid)
     if got is None:
         return False
     family, on_screen, traj, owner, service = got
@@ -272,10 +285,11 @@ def start_offered(fid: str) -> bool:
 
 def forget_owner(owner: str, service: Service | None = None) -> None:
     """A session ended: its offers are dropped and its speculative runs cancelled."""
-    with _lock:
-        for fid in [f for f, v in _offers.items() if v[3] == owner]:
-            del _offers[fid]
-        job = _jobs.pop(owner, None)
+    board = runtime.current().families
+    with board.lock:
+        for fid in [f for f, v in board.offers.items() if v[3] == owner]:
+            del board.offers[fid]
+        job = board.jobs.pop(owner, None)
     svc = service or (job[1] if job else None)
     if svc is not None:
         svc.prefetch([], owner=f"{FAMILY}{owner}")
@@ -288,46 +302,45 @@ def _forget_at_session_end(owner: str, service: Service) -> None:
         sessions.on_end("family", lambda: forget_owner(owner, service))
 
 
-server.register_family_start(start_offered)
-
-
 def _run_config(link: Config, auto: bool) -> Config:
     return with_auto_time(link)[0] if auto else link
 
 
-def _work() -> None:
+def _work(rt: runtime.Runtime) -> None:
     """Prepare families, one owner at a time (the newest family of each owner)."""
+    board = rt.families
     while True:
-        with _lock:
-            if not _jobs:
-                _worker["thread"] = None
+        with board.lock:
+            if not board.jobs:
+                board.worker = None
                 return
-            owner = next(iter(_jobs))
-            family, service = _jobs.pop(owner)
+            owner = next(iter(board.jobs))
+            family, service = board.jobs.pop(owner)
         try:
-            _prepare(family, service, owner)
+            _prepare(rt, family, service, owner)
         except Exception:  # speculative: the page reports real problems itself
             continue
 
 
-def _prepare(family: Family, service: Service, owner: str) -> None:
+def _prepare(rt: runtime.Runtime, family: Family, service: Service, owner: str) -> None:
+    board, store = rt.families, rt.figures
     todo: list[Config] = []
     planned: dict[str, str] = {}  # run config's cache key -> planned figure key
     for i in family.order():
         link, key = family.links[i], family.keys[i]
-        if link is None or key is None or figures.STORE.get(key) is not None:
+        if link is None or key is None or store.get(key) is not None:
             continue
-        with _lock:
-            if owner in _jobs:  # a newer family for this session: this one is moot
+        with board.lock:
+            if owner in board.jobs:  # a newer family for this session: this one is moot
                 return
         try:
             run = _run_config(link, family.auto)
         except Exception:
-            figures.STORE.forget_expected(key)
+            store.forget_expected(key)
             continue
         traj = service.peek(run)
         if traj is not None and Status(traj.status).cacheable:
-            _build(traj, key, family.options, service)
+            _build(rt, traj, key, family.options, service)
         else:
             todo.append(run)
             planned[run.cache_key()] = key
@@ -335,25 +348,27 @@ def _prepare(family: Family, service: Service, owner: str) -> None:
     def done(traj: Trajectory) -> None:
         key = planned.get(traj.config.cache_key())
         if key is not None:
-            _build(traj, key, family.options, service)
+            _build(rt, traj, key, family.options, service)
 
     if todo:
         service.prefetch(todo, owner=f"{FAMILY}{owner}", on_done=done, limit=len(todo))
 
 
-def _build(traj: Trajectory, planned: str, options: FigureOptions, service: Service) -> None:
+def _build(rt: runtime.Runtime, traj: Trajectory, planned: str, options: FigureOptions,
+           service: Service) -> None:
     shown = prefetch.speculative_figure(traj, service, options)
-    figures.STORE.alias(planned, shown.key)
+    rt.figures.alias(planned, shown.key)
 
 
 def idle(timeout: float) -> bool:
     """Wait until no family is being prepared (tests); True if so."""
+    board = runtime.current().families
     end = threading.Event()
     deadline = timeout
     step = 0.05
     while deadline > 0:
-        with _lock:
-            if not _jobs and (_worker["thread"] is None or not _worker["thread"].is_alive()):
+        with board.lock:
+            if not board.jobs and (board.worker is None or not board.worker.is_alive()):
                 return True
         end.wait(step)
         deadline -= step
@@ -372,5 +387,5 @@ def nearest(values: Sequence[float], value: float) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - value))
 
 
-__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "forget_owner", "idle",
-           "nearest", "offer", "plan", "session_owner", "start", "start_offered"]
+__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "family_arg", "forget_owner",
+           "idle", "nearest", "offer", "plan", "session_owner", "start", "start_offered"]

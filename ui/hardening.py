@@ -34,7 +34,8 @@ Streamlit does not set.
 - **Links over Streamlit's size limits** (512 Ki characters or 1,000 parameters, which
   Streamlit silently replaces by an empty query): the page request gets a short page saying
   so (HTTP 414), with a link to the app without them.
-- Starts `ui.sessions.REAPER` on the first request (it frees what ended sessions held).
+- Starts the runtime's reaper (`Runtime.reaper`) on the first request (it frees what ended
+  sessions held).
 """
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from dynamics.limits import get_limits, get_settings
+from starlette.middleware import Middleware
+from streamlit import config, net_util
+from streamlit import runtime as st_runtime
 
-from .sessions import REAPER
+import runtime
+from dynamics.limits import get_limits, get_settings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -80,8 +84,6 @@ def default_hosts() -> tuple[str, ...]:
     except OSError:
         pass
     try:
-        from streamlit import config, net_util
-
         names.add(str(net_util.get_internal_ip()))
         for opt in ("browser.serverAddress", "server.address"):
             if config.is_manually_set(opt):
@@ -122,8 +124,6 @@ def host_allowed(name: str | None, patterns: tuple[str, ...]) -> bool:
 
 def _cors_origins() -> tuple[str, ...]:
     try:
-        from streamlit import config
-
         return tuple(o.strip().rstrip("/") for o in config.get_option(
             "server.corsAllowedOrigins") or () if o.strip())
     except Exception:
@@ -195,41 +195,14 @@ def host_exempt(kind: str, path: str, host_header: str | None,
     return path.rstrip("/") in HEALTH_PATHS and probe_source(client)
 
 
-class _UploadLedger:
-    """Uploads of each session still being received: (files, bytes) reserved by the check
-    that let them through, released when the request ends (by then Streamlit holds the file,
-    and `_session_holdings` counts it). Used only on the event loop, so a check and its
-    reservation happen in one step."""
-
-    def __init__(self) -> None:
-        self.pending: dict[str, tuple[int, int]] = {}
-
-    def reserved(self, session: str) -> tuple[int, int]:
-        return self.pending.get(session, (0, 0))
-
-    def reserve(self, session: str, size: int) -> None:
-        files, held = self.pending.get(session, (0, 0))
-        self.pending[session] = (files + 1, held + size)
-
-    def release(self, session: str, size: int) -> None:
-        files, held = self.pending.get(session, (1, size))
-        if files <= 1:
-            self.pending.pop(session, None)
-        else:
-            self.pending[session] = (files - 1, held - size)
-
-
-UPLOADS = _UploadLedger()
 
 
 def _session_holdings(session: str) -> tuple[int, int]:
     """(files, bytes) the session's uploads hold in Streamlit's uploaded-file manager."""
     try:
-        from streamlit import runtime
-
-        if not runtime.exists():
+        if not st_runtime.exists():
             return 0, 0
-        files = getattr(runtime.get_instance().uploaded_file_mgr, "file_storage", {})
+        files = getattr(st_runtime.get_instance().uploaded_file_mgr, "file_storage", {})
         held = dict(files.get(session, {}))
     except Exception:
         return 0, 0
@@ -276,7 +249,7 @@ class Hardening:
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        REAPER.start()
+        runtime.current().reaper.start()
         raw_host = _header(scope, b"host")
         host_header = raw_host or ""
         name = host_name(host_header)
@@ -332,13 +305,13 @@ class Hardening:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            UPLOADS.release(*upload)
+            runtime.current().uploads.release(*upload)
 
     @staticmethod
     def _upload_check(scope: Scope, path: str) -> tuple[int, str | None, tuple[str, int] | None]:
         """(status, refusal, None) for an upload this session may not make; else (0, None,
-        (session, bytes)) with its place reserved in `UPLOADS` (no await in between: the
-        check and the reservation are one step on the event loop)."""
+        (session, bytes)) with its place reserved in the runtime's `uploads` ledger (no await
+        in between: the check and the reservation are one step on the event loop)."""
         parts = path[len(UPLOAD_PREFIX):].split("/")
         if len(parts) < 2:
             return 0, None, None
@@ -352,7 +325,7 @@ class Hardening:
             return 411, "An upload must say its size (Content-Length).", None
         lim = get_limits()
         files, held = _session_holdings(session)
-        pending_files, pending_bytes = UPLOADS.reserved(session)
+        pending_files, pending_bytes = runtime.current().uploads.reserved(session)
         files, held = files + pending_files, held + pending_bytes
         if files >= lim.session_upload_files:
             return 413, (f"This session already holds {files} uploaded files (counting those "
@@ -360,17 +333,15 @@ class Hardening:
         if held + coming > lim.session_upload_mb * MB:
             return 413, (f"This session's uploads would take {(held + coming) / MB:.1f} MB, "
                          f"over this server's limit of {lim.session_upload_mb:g} MB."), None
-        UPLOADS.reserve(session, coming)
+        runtime.current().uploads.reserve(session, coming)
         return 0, None, (session, coming)
 
 
 def middleware() -> list[Any]:
     """The Starlette `Middleware` list for `st.App` (see `ui.server.middleware`)."""
-    from starlette.middleware import Middleware
-
     return [Middleware(Hardening)]
 
 
-__all__ = ["HEALTH_PATHS", "UPLOADS", "Hardening", "allowed_hosts", "content_security_policy",
+__all__ = ["HEALTH_PATHS", "Hardening", "allowed_hosts", "content_security_policy",
            "default_hosts", "host_allowed", "host_exempt", "host_name", "link_too_long",
            "middleware", "probe_source", "security_headers"]

@@ -3,7 +3,7 @@ library's (`eae run|sweep|reproduce`, `dynamics.cli`).
 
 `eae app` replaces this process with `streamlit run <APP_DIR>/serve.py --server.headless true
 --browser.gatherUsageStats false FLAGS` in the same interpreter, from any directory. `APP_DIR`
-(`ui.server`) is the checkout's root or, in an installed copy, `ui/dashboard/`; Streamlit reads
+(`ui.paths`) is the checkout's root or, in an installed copy, `ui/dashboard/`; Streamlit reads
 the `.streamlit/config.toml` there (XSRF, upload cap, theme, …) as the script's own settings,
 above the working directory's. FLAGS are `streamlit run`'s (`--server.port 8600`, …), as for
 `scripts/run.sh`, which is `eae app` after the set-up.
@@ -16,6 +16,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .paths import APP_DIR
+
 #: What `scripts/run.sh`, the Docker image and `eae app` pass to `streamlit run` before the
 #: user's flags (a later flag wins).
 SERVER_FLAGS = ("--server.headless", "true", "--browser.gatherUsageStats", "false")
@@ -26,8 +28,6 @@ EPILOG = ("eae app [FLAGS]: start the dashboard (FLAGS go to `streamlit run`, e.
 
 def app_command(flags: Sequence[str] = ()) -> list[str]:
     """The command line `eae app FLAGS` runs (`streamlit run` on the dashboard's serve.py)."""
-    from .server import APP_DIR
-
     return [sys.executable, "-m", "streamlit", "run", str(APP_DIR / "serve.py"), *SERVER_FLAGS,
             *flags]
 

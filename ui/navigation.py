@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
+import runtime
+
 
 @dataclass(frozen=True)
 class NavPage:
@@ -37,9 +39,6 @@ PAGES: tuple[NavPage, ...] = (
     NavPage("status", "About & status", ":material/info:"),
 )
 
-_REGISTERED: dict[str, StreamlitPage] = {}
-
-
 def build(functions: dict[str, Callable[[], None]]) -> list[StreamlitPage]:
     """The `st.Page`s of `PAGES`, each running `functions[url_path]`; registered for `page`."""
     missing = sorted({p.url_path for p in PAGES} - set(functions))
@@ -48,14 +47,14 @@ def build(functions: dict[str, Callable[[], None]]) -> list[StreamlitPage]:
     pages = [st.Page(functions[p.url_path], title=p.title, icon=p.icon, default=p.default,
                      url_path=p.url_path) for p in PAGES]
     # by the table's path: a default page's own `url_path` is "" (the root URL)
-    _REGISTERED.update(zip((p.url_path for p in PAGES), pages, strict=True))
+    runtime.current().registered.update(zip((p.url_path for p in PAGES), pages, strict=True))
     return pages
 
 
 def page(url_path: str) -> StreamlitPage:
     """The registered page at `url_path` (for `st.switch_page`)."""
     try:
-        return _REGISTERED[url_path]
+        return runtime.current().registered[url_path]  # type: ignore[no-any-return]
     except KeyError:
         raise KeyError(f"no page registered at {url_path!r} (app.py registers them)") from None
 

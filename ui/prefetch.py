@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
 
+import runtime
 from dynamics.config import Config
 from dynamics.limits import get_settings
 from dynamics.service import Service
@@ -27,15 +27,13 @@ from dynamics.status import Status
 from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
-from . import figures, sessions, turns
-from .runner import get_service
+from . import figures, sessions
 
 WARM_FIGURES = 1  # neighbours whose figure is built ahead: the next step of the moved control
 WARM_DELAY_S = 0.5  # after the page's own figure went out, before the first speculative one
 BUSY_WINDOW_S = 15.0  # another session's page run this recent: the server is shared
-_warm_lock = threading.Lock()
-_warm: dict[str, Any] = {"gen": 0, "todo": [], "thread": None}
-_recent: dict[str, float] = {}  # session id -> when it last started a page run (monotonic s)
+# what is in hand (the figures to build, their worker, recent page runs) is the runtime's
+# board, `Runtime.prefetch`
 
 
 def enabled() -> bool:
@@ -50,8 +48,9 @@ def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) ->
     list. How many runs are pending."""
     if not enabled():
         return 0
+    rt = runtime.current()
     try:
-        service = get_service()
+        service = rt.service
         if shared():
             service.prefetch([])  # what an earlier visitor left pending goes too
             return 0
@@ -59,15 +58,15 @@ def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) ->
     except Exception:  # speculative: never break the page
         return 0
     if options is not None:
-        with _warm_lock:
-            _warm["gen"] += 1
+        board = rt.prefetch
+        with board.lock:
+            board.gen += 1
             sid = sessions.session_id()
-            _warm["todo"] = [(c, options, service, _warm["gen"], sid)
-                             for c in configs[:WARM_FIGURES]]
-            if _warm["thread"] is None:
-                _warm["thread"] = threading.Thread(target=_warm_loop, daemon=True,
-                                                   name="eae-warm-figures")
-                _warm["thread"].start()
+            board.todo = [(c, options, service, board.gen, sid) for c in configs[:WARM_FIGURES]]
+            if board.thread is None:
+                board.thread = threading.Thread(target=_warm_loop, args=(rt,), daemon=True,
+                                                name="eae-warm-figures")
+                board.thread.start()
     return pending
 
 
@@ -77,13 +76,14 @@ def page_busy(sid: str | None = None) -> None:
     second; the user's own run goes first), and the run is remembered for `shared`."""
     sid = sid if sid is not None else sessions.session_id()
     now = time.monotonic()
-    with _warm_lock:
-        _warm["gen"] += 1
-        _warm["todo"] = []
+    board = runtime.current().prefetch
+    with board.lock:
+        board.gen += 1
+        board.todo = []
         if sid is not None:
-            _recent[sid] = now
-        for old in [k for k, t in _recent.items() if now - t > BUSY_WINDOW_S]:
-            del _recent[old]
+            board.recent[sid] = now
+        for old in [k for k, t in board.recent.items() if now - t > BUSY_WINDOW_S]:
+            del board.recent[old]
 
 
 def shared(sid: str | None = None) -> bool:
@@ -91,16 +91,18 @@ def shared(sid: str | None = None) -> bool:
     the last `BUSY_WINDOW_S` seconds."""
     sid = sid if sid is not None else sessions.session_id()
     now = time.monotonic()
-    with _warm_lock:
-        return any(k != sid and now - t <= BUSY_WINDOW_S for k, t in _recent.items())
+    board = runtime.current().prefetch
+    with board.lock:
+        return any(k != sid and now - t <= BUSY_WINDOW_S for k, t in board.recent.items())
 
 
 def warm_idle(timeout: float) -> bool:
     """Wait until the speculative figures are built (tests); True if they are."""
+    board = runtime.current().prefetch
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        with _warm_lock:
-            if _warm["thread"] is None:
+        with board.lock:
+            if board.thread is None:
                 return True
         time.sleep(0.02)
     return False
@@ -109,24 +111,26 @@ def warm_idle(timeout: float) -> bool:
 def speculative_figure(traj: Trajectory, service: Service,
                        options: FigureOptions) -> figures.Shown:
     """The main figure of `traj` (with its analysis), built behind every visitor's figure
-    (`ui.turns.speculative`): for the neighbours here and for the scrub families."""
+    (`Turns.speculative`): for the neighbours here and for the scrub families."""
+    turns = runtime.current().turns
     with turns.speculative():
-        with turns.TURNS.turn():
+        with turns.turn():
             analysis = service.analyse(traj)
         return figures.main(traj, analysis, options)  # takes its turn itself
 
 
-def _warm_loop() -> None:
+def _warm_loop(rt: runtime.Runtime) -> None:
     """Build the listed figures one at a time, each `WARM_DELAY_S` after the last page run or
     figure; a figure of a replaced list (`prefetch`, `page_busy`) is skipped."""
+    board = rt.prefetch
     while True:
         time.sleep(WARM_DELAY_S)
-        with _warm_lock:
-            if not _warm["todo"]:
-                _warm["thread"] = None
+        with board.lock:
+            if not board.todo:
+                board.thread = None
                 return
-            config, options, service, gen, sid = _warm["todo"].pop(0)
-            if gen != _warm["gen"]:
+            config, options, service, gen, sid = board.todo.pop(0)
+            if gen != board.gen:
                 continue
         if shared(sid):  # another visitor arrived meanwhile: their figure, not a guess
             continue
@@ -134,8 +138,8 @@ def _warm_loop() -> None:
             traj = service.peek(config)
             if traj is None and service.prefetch_idle(timeout=10.0):
                 traj = service.peek(config)
-            with _warm_lock:
-                stale = gen != _warm["gen"]
+            with board.lock:
+                stale = gen != board.gen
             if traj is None or stale or not Status(traj.status).cacheable:
                 continue
             speculative_figure(traj, service, options)

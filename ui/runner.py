@@ -28,6 +28,7 @@ from typing import Any
 
 import streamlit as st
 
+import runtime
 from dynamics.annotations import Analysis
 from dynamics.config import Config
 from dynamics.config.checks import data_shape
@@ -37,23 +38,21 @@ from dynamics.cost import (
     estimate_seconds,
     interpreted_seconds,
 )
-from dynamics.service import QUEUED, Service, ServiceError, default_service
+from dynamics.service import QUEUED, Service, ServiceError
 from dynamics.status import Status
 from dynamics.trajectory import Trajectory
 
 from . import sessions, startup
 from .state import EXPLORER_KEY as KEY_PREFIX
 from .text import literal, plain
-from .turns import PAGES, TURNS
 
 SHOW_PROGRESS_AFTER_S = 0.4  # fast runs finish without a progress bar flashing up
 UPDATE_EVERY_S = 0.1
 
 
-@st.cache_resource(show_spinner=False)
 def get_service() -> Service:
-    """The process-wide service, held once per server process."""
-    return default_service()
+    """The process's service (the runtime's, `Runtime.service`)."""
+    return runtime.current().service
 
 
 def _mark_cancelled(state_key: str, cache_key: str) -> None:
@@ -123,7 +122,7 @@ def _progress_bar(holder: Any, prefix: str, cancelled_key: str,
         queued = text.startswith(QUEUED)  # a queue message is shown at once, every time
         if not queued and now - start < SHOW_PROGRESS_AFTER_S:
             return
-        PAGES.leave()  # a long wait: the other sessions' pages run meanwhile (`ui.turns`)
+        runtime.current().pages.leave()  # a long wait: the other sessions' pages run meanwhile
         label = f"Waiting for a free slot — {text}" if queued else f"Simulating… {text}"
         if ui["bar"] is None:
             with holder.container(border=True):
@@ -185,7 +184,7 @@ def run_config(config: Config, *, prefix: str = KEY_PREFIX) -> Trajectory | None
 def analyse(traj: Trajectory) -> tuple[Analysis | None, str | None]:
     """(analysis, None), or (None, message) when the analysis failed."""
     try:
-        with TURNS.turn():  # interpreter-bound: sessions take turns (`ui.turns`)
+        with runtime.current().turns.turn():  # interpreter-bound: sessions take turns
             return get_service().analyse(traj), None
     except ServiceError as e:
         return None, str(e)

@@ -15,64 +15,48 @@ Routes under `API` (same origin as the pages, so the player component fetches th
   in the `X-EAE-Key` header), or JSON {"error": …} or {"key": …};
 - `warmup`: JSON state of the start-up compilation (`dynamics.warmup`).
 
-Started with plain `streamlit run app.py` (or under AppTest) none of this exists: `mounted()` is
-then False and the player gets its payload inline and Plotly.js from Streamlit's component route.
+The routes reach the server's live state through its runtime (`runtime.current()`: the figure
+store) and call `ui.family.start_offered` and `ui.edits.apply` directly. `lifespan` builds the
+runtime with its routes mounted (`runtime.start`). Started with plain `streamlit run app.py`
+(or under AppTest) none of this exists: `mounted()` is then False and the player gets its
+payload inline and Plotly.js from Streamlit's component route.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import hashlib
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-import plotly
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
+import runtime
+from dynamics import warmup as w
+from runtime import API, plotly_js_url
+from runtime.reaper import malloc_tune
 from viz import plotlyjs
 
-_DASHBOARD = Path(__file__).resolve().parent / "dashboard"  # in an installed copy (pyproject)
-#: The dashboard's root files (app.py, serve.py, assets/, .streamlit/config.toml): the checkout's
-#: root, or `ui/dashboard/` where the wheel puts them.
-APP_DIR = _DASHBOARD if (_DASHBOARD / "app.py").is_file() else Path(__file__).resolve().parents[1]
-APP_SCRIPT = APP_DIR / "app.py"
-API = "/api/eae"
+# nothing imported here declares a Streamlit component (`ui.player`): this module is imported
+# before Streamlit's runtime exists, and a component declared then is never served
+from . import edits, figures, hardening
+from .family import start_offered
+from .paths import APP_DIR, APP_SCRIPT
+
 WAIT_S = 20.0  # longest a payload request waits for a figure being built
 EDIT_BODY = 256_000  # bytes of a data edit at most (`ui.edits.MAX_BODY`)
-
-_state: dict[str, Any] = {"mounted": False}
-# `ui.figures` registers how to find a payload by key: (key) -> bytes | None, and a waiter
-_payloads: dict[str, Callable[..., Any]] = {}
 
 
 def mounted() -> bool:
     """Whether this process serves the project's routes (started through `serve.py`)."""
-    return bool(_state["mounted"])
-
-
-def plotly_js_url(bundle: str = "full") -> str:
-    """Where pages load the Plotly.js `bundle` from (relative to the site root)."""
-    return f"{API}/plotly-{bundle}-{plotly.__version__}.min.js"
-
-
-def register_family_start(start: Callable[[str], bool]) -> None:
-    """Let the `family/<id>` route start an offered family (`ui.family.start_offered`)."""
-    _payloads["family"] = start
-
-
-def register_edit(apply: Callable[[str, bytes], dict[str, Any]]) -> None:
-    """Let the `edit/<id>` route run a visitor's data edit (`ui.edits.apply`)."""
-    _payloads["edit"] = apply
-
-
-def register_payloads(shown: Callable[[str, float], Any]) -> None:
-    """Let the `fig/<key>` route answer from a figure store (`ui.figures.STORE.shown`:
-    (key, seconds to wait) → an object with `payload` and `gz` bytes, or None)."""
-    _payloads["shown"] = shown
+    return runtime.current().mounted
 
 
 @cache
@@ -83,10 +67,6 @@ def _plotly_gz(bundle: str) -> tuple[bytes, str]:
 
 def routes() -> list[Any]:
     """The project's Starlette routes (see the module docstring)."""
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
-
     def plotly_js(bundle: str) -> Callable[[Request], Any]:
         async def serve(request: Request) -> Response:
             body, etag = _plotly_gz(bundle)
@@ -100,11 +80,12 @@ def routes() -> list[Any]:
 
     async def figure(request: Request) -> Response:
         key = request.path_params["key"]
-        if not key.isalnum() or len(key) > 128 or "shown" not in _payloads:
+        if not key.isalnum() or len(key) > 128:
             return Response(status_code=404)
-        got = _payloads["shown"](key, 0.0)
+        store = figures.store()
+        got = store.shown(key, 0.0)
         if got is None:  # being built (a family member): wait off the event loop
-            got = await asyncio.to_thread(_payloads["shown"], key, WAIT_S)
+            got = await asyncio.to_thread(store.shown, key, WAIT_S)
         if got is None:
             return Response(status_code=404, headers={"Cache-Control": "no-store"})
         return payload_response(request, got, {"Cache-Control": "private, max-age=3600, immutable"})
@@ -118,15 +99,15 @@ def routes() -> list[Any]:
 
     async def family(request: Request) -> Response:
         fid = request.path_params["fid"]
-        if not fid.isalnum() or len(fid) > 64 or "family" not in _payloads:
+        if not fid.isalnum() or len(fid) > 64:
             return Response(status_code=404)
-        started = await asyncio.to_thread(_payloads["family"], fid)
+        started = await asyncio.to_thread(start_offered, fid)
         return JSONResponse({"started": bool(started)}, status_code=200 if started else 404,
                             headers={"Cache-Control": "no-store"})
 
     async def edit(request: Request) -> Response:
         eid = request.path_params["eid"]
-        if not eid.isalnum() or len(eid) > 64 or "edit" not in _payloads:
+        if not eid.isalnum() or len(eid) > 64:
             return Response(status_code=404)
         size = request.headers.get("content-length", "")
         if not size.isdigit():
@@ -134,16 +115,14 @@ def routes() -> list[Any]:
         if int(size) > EDIT_BODY:
             return JSONResponse({"error": "this edit is too large"}, status_code=413)
         body = await request.body()
-        got = await asyncio.to_thread(_payloads["edit"], eid, body[:EDIT_BODY + 1])
-        shown = _payloads["shown"](got["key"], 0.0) if "key" in got and "shown" in _payloads \
-            else None
+        got = await asyncio.to_thread(edits.apply, eid, body[:EDIT_BODY + 1])
+        shown = figures.store().shown(got["key"], 0.0) if "key" in got else None
         if shown is not None:  # the figure itself, in the same answer (one round trip)
             return payload_response(request, shown, {"Cache-Control": "no-store",
                                                      "X-EAE-Key": str(got["key"])})
         return JSONResponse(got, headers={"Cache-Control": "no-store"})
 
     async def warmup(_request: Request) -> Response:
-        from dynamics import warmup as w
         return JSONResponse(w.state().as_dict(), headers={"Cache-Control": "no-store"})
 
     return [*(Route(plotly_js_url(b), plotly_js(b)) for b in plotlyjs.FILES),
@@ -154,23 +133,16 @@ def routes() -> list[Any]:
 
 
 def middleware() -> list[Any]:
-    """The project's ASGI middleware (hardening: `ui.hardening`, when present)."""
-    try:
-        from . import hardening  # type: ignore[attr-defined]
-    except ImportError:
-        return []
+    """The project's ASGI middleware (hardening: `ui.hardening`)."""
     return list(hardening.middleware())
 
 
 @asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
-    """Server start: mark the routes mounted and compile (or load) the kernels in a thread, so
-    the first visitor does not wait for the JIT (pages show `dynamics.warmup` meanwhile)."""
-    from dynamics import warmup as w
-
-    from .sessions import malloc_tune
-
-    _state["mounted"] = True
+    """Server start: build the runtime with its routes mounted (`runtime.start`) and compile
+    (or load) the kernels in a thread, so the first visitor does not wait for the JIT (pages
+    show `dynamics.warmup` meanwhile)."""
+    runtime.start()
     malloc_tune()  # freed large blocks go back to the OS (RSS follows the memory in use)
     w.begin()  # pages show the start-up message from now on
     threading.Thread(target=_warm, name="eae-warmup", daemon=True).start()
@@ -178,18 +150,14 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
 
 
 def _warm() -> None:
-    """The first visitor's imports and the kernels, before anyone asks; then everything
-    imported is moved out of the garbage collector's sight (`gc.freeze`: the modules live as
-    long as the server, and every collection would walk them again)."""
-    import gc
-
-    import viz.main_figure
-    import viz.payload  # noqa: F401
-    from dynamics import warmup as w
+    """The kernels, before anyone asks (the first visitor's imports are this module's: the
+    figures, the player's payload); then everything imported is moved out of the garbage
+    collector's sight (`gc.freeze`: the modules live as long as the server, and every
+    collection would walk them again)."""
     w.warm_kernels()
     gc.collect()
     gc.freeze()
 
 
 __all__ = ["API", "APP_DIR", "APP_SCRIPT", "lifespan", "middleware", "mounted", "plotly_js_url",
-           "register_payloads", "routes"]
+           "routes"]

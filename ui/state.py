@@ -35,7 +35,9 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+import runtime
 from dynamics.config import Config, config_from_query
 from dynamics.cost import pre_run_seconds
 
@@ -44,7 +46,6 @@ from .lesson import ExplorerView, base_config, find_scenario
 from .navigation import page as nav_page
 from .rules import Rule, shown
 from .settings import SETTINGS, check_params, literal_values, read
-from .turns import PAGES
 from .view import VIEW_PREFIX, View
 
 V = TypeVar("V", bound=View)
@@ -53,7 +54,7 @@ EXPLORER_PAGE = "explorer"  # a URL path of ui.navigation.PAGES
 EXPLORER_KEY = "eae"
 URL_SENT_KEY = "_eae.url_sent"  # the last query string this session sent to the browser
 COSTLY_S = 0.1  # s of work before a run (`dynamics.cost.pre_run_seconds`) that takes a page
-# off the page slots (`ui.turns.Slots.divert`): the data of a large link, its auto-time search
+# off the page slots (`Slots.divert`): the data of a large link, its auto-time search
 
 
 def needs_seed(key: str, fresh: bool) -> bool:
@@ -75,7 +76,6 @@ def history_navigation() -> bool:
     """Whether this script run was started by the browser's back / forward buttons (then the
     URL is the browser's own and the page follows it)."""
     try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
         ctx = get_script_run_ctx()
     except Exception:  # no script run (plain Python)
         return False
@@ -198,7 +198,7 @@ class Binder(Generic[V]):
         last wrote; else the session's (fresh=False). Any other run's query string may be a
         stale echo of this session's own writes (see the module docstring), so it is not
         read. A state whose data take a while to build before any run (`COSTLY_S`) moves this
-        page run off the page slots (`ui.turns.Slots.divert`)."""
+        page run off the page slots (`runtime.admission.Slots.divert`)."""
         ss = st.session_state
         url = flat_params(st.query_params.to_dict())
         stored: Bound[V] | None = ss.get(self._k("state"))
@@ -210,7 +210,7 @@ class Binder(Generic[V]):
                       list(stored.warnings), stored.fresh)
         stored.fresh = False
         if any(pre_run_seconds(c) > COSTLY_S for c in bound.configs.values()):
-            PAGES.divert()  # its data take a while: other visitors' pages go on meanwhile
+            runtime.current().pages.divert()  # data take a while: other visitors' pages go on
         return bound
 
     def reset(self, view: V | None = None, configs: Mapping[str, Config] | None = None,

@@ -1,6 +1,8 @@
-"""Interpreter-bound work taken in turns, in arrival order: the figure builds and analyses of
-every session of the server (`TURNS`), and the page runs, a few at a time (`PAGES`; a run with
-costly work of its own moves to a lane beside them, `COSTLY`, one at a time: `Slots.divert`).
+"""Admission: interpreter-bound work taken in turns, in arrival order — the figure builds and
+analyses of every session of the server (`Runtime.turns`, a `Turns`) — and the page runs, a few
+at a time (`Runtime.pages`, `Slots`; a run with costly work of its own moves to a lane beside
+them, `Runtime.costly`, one at a time: `Slots.divert`). The instances are the runtime's
+(`runtime.current()`); this module holds only the classes.
 
 A figure build (Plotly objects, ~0.1 s) and an analysis hold the interpreter lock the whole
 time, so on a shared server they cannot run side by side anyway. Left to the interpreter, 30
@@ -9,9 +11,9 @@ each waits for the whole class's work. Taken one at a time in arrival order, the
 finish first and leave, the total work is the same, and the event loop (health checks,
 websockets, payload requests) competes with one such thread instead of thirty.
 
-`TURNS.turn()` is a context manager; speculative work (the background figures of
-`ui.prefetch` and `ui.family`, run inside `speculative()`) waits behind every visitor's request
-already queued. A turn of a thread that already holds one is granted at once.
+`Turns.turn()` is a context manager; speculative work (the background figures of
+`ui.prefetch` and `ui.family`, run inside `Turns.speculative()`) waits behind every visitor's
+request already queued. A turn of a thread that already holds one is granted at once.
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from dynamics.limits import get_settings
 
 
 class Turns:
@@ -35,13 +35,25 @@ class Turns:
         self._tickets = itertools.count()
         self._holder: int | None = None  # the thread whose turn it is
         self._depth = 0
+        self._local = threading.local()  # per thread: inside `speculative()`
         self.taken = 0
+
+    @contextmanager
+    def speculative(self) -> Iterator[None]:
+        """Turns taken by this thread inside the block are speculative (wait behind
+        visitors)."""
+        before = getattr(self._local, "speculative", False)
+        self._local.speculative = True
+        try:
+            yield
+        finally:
+            self._local.speculative = before
 
     @contextmanager
     def turn(self, *, speculative: bool | None = None) -> Iterator[None]:
         """This thread's turn (None: speculative inside `speculative()`)."""
         if speculative is None:
-            speculative = bool(getattr(_local, "speculative", False))
+            speculative = bool(getattr(self._local, "speculative", False))
         me = threading.get_ident()
         with self._cond:
             if self._holder == me:  # nested: already this thread's turn
@@ -73,7 +85,7 @@ class Turns:
 
 class Slots:
     """At most `n` holders at a time, admitted in arrival order (`n` ≤ 0: no limit): the page
-    runs of every session (`PAGES`, taken by `app.py` for the whole run).
+    runs of every session (`Runtime.pages`, taken by `app.py` for the whole run).
 
     Thirty sessions that open a link together run thirty page scripts at once; each holds the
     interpreter lock in short bursts, and the event loop, which answers health checks and
@@ -85,7 +97,7 @@ class Slots:
     by a thread that may hold a lock another holder waits for, so there is no deadlock.
     A run about to do costly work of its own (a link or an upload whose data take a second to
     build, check and search: `divert`) gives its slot up the same way and takes one of a
-    second lane instead (`lane`, `COSTLY`, one at a time, in arrival order) for the rest of
+    second lane instead (`lane`, `Runtime.costly`, one at a time, in arrival order) for the rest of
     its block: a cheap page (About, a cached chart) is admitted at once behind it, and the
     costly runs share the interpreter with the pages and with each other one at a time.
     `slot()` of a thread that holds one (or has left) is granted at once.
@@ -194,22 +206,4 @@ class Slots:
             return len(self._holders), len(self._queue)
 
 
-_local = threading.local()
-
-
-@contextmanager
-def speculative() -> Iterator[None]:
-    """Turns taken by this thread inside the block are speculative (wait behind visitors)."""
-    before = getattr(_local, "speculative", False)
-    _local.speculative = True
-    try:
-        yield
-    finally:
-        _local.speculative = before
-
-
-TURNS = Turns()
-COSTLY = Slots(1)  # the lane of page runs with costly work of their own (`Slots.divert`)
-PAGES = Slots(get_settings().page_runs, lane=COSTLY)
-
-__all__ = ["COSTLY", "PAGES", "TURNS", "Slots", "Turns", "speculative"]
+__all__ = ["Slots", "Turns"]
