@@ -347,14 +347,21 @@ class FrameRows(NamedTuple):
     fm: np.ndarray
 
 
+class FrameScratch(NamedTuple):
+    """Scratch of ``frame_stats``: unit rows U (m, d) and a block of pairwise cosines."""
+
+    U: np.ndarray
+    buf: np.ndarray
+
+
 @jit
-def frame_stats(spec, W, a, gW, Z, pattern, prev, rows, U, buf):
+def frame_stats(spec, W, a, gW, Z, pattern, prev, rows, scratch):
     """One frame's rows and metrics; returns (pattern changes since ``prev``, accuracy).
 
     Inputs: Z = W Xᵀ (m, n) and pattern = Z > 0 (neuron j active on point i), prev the last
     frame's pattern (same as pattern at t = 0), gW = lw ∇_W L and from ``spec`` (a
     ``FrameSpec``) b0 = lw a² − la ‖w‖² at t = 0 (the quantity the flow with per-layer rates
-    lw, la conserves; a² − ‖w‖² for rates 1). ``U`` (m, d) and ``buf`` are scratch.
+    lw, la conserves; a² − ‖w‖² for rates 1); ``scratch`` a ``FrameScratch``.
     Writes into ``rows`` norms (m,) ‖w_j‖, proj (m, 2) W·planeᵀ, cos (k_dirs, m) cos∠(w_j,
     D_r) (0 for zero neurons or directions) and fm (12,) in FRAME_METRICS order: stable rank
     ‖W‖_F²/‖W‖₂², ‖W‖₂², nuclear norm, ‖θ‖², max and mean pairwise angle (degrees) between
@@ -365,6 +372,7 @@ def frame_stats(spec, W, a, gW, Z, pattern, prev, rows, U, buf):
     """
     plane, D, b0, pair_mask, c, gamma, y, lw, la = spec
     norms, proj, cos, fm = rows
+    U, buf = scratch
     m, d = W.shape
     n = pattern.shape[1]
     nd = D.shape[0]
@@ -475,8 +483,8 @@ class FrameProbe:
                               np.ascontiguousarray(pair_mask, dtype=bool), float(p.c),
                               float(p.gamma), p.y if classification else np.empty(0),
                               float(p.lr_w), float(p.lr_a))
-        self.U = np.empty((m, d))
-        self.buf = np.empty(max(GRAM_BUFFER, m))  # rows of pairwise cosines, a block at a time
+        # unit rows, and rows of pairwise cosines (a block at a time)
+        self.scratch = FrameScratch(np.empty((m, d)), np.empty(max(GRAM_BUFFER, m)))
 
     def loss_grad(self, W: np.ndarray, a: np.ndarray) -> float:
         """L at (W, a); ∇_W L in ``self.gW`` (the kernel and arguments of ``loss_grad``)."""
@@ -484,14 +492,13 @@ class FrameProbe:
         return float(call(grad_kernel)(self.net, Point(W, a, P, G), self.gW, self.ga))
 
     def measure(self, W: np.ndarray, a: np.ndarray, pattern: np.ndarray,
-                prev: np.ndarray | None, norms: np.ndarray, proj: np.ndarray, cos: np.ndarray,
-                fm: np.ndarray, gW: np.ndarray | None = None) -> tuple[int, float]:
-        """Fill ``pattern`` (m, n) with W xᵢ > 0 and the rows of ``frame_stats``; ∇_W L is
+                prev: np.ndarray | None, rows: FrameRows,
+                gW: np.ndarray | None = None) -> tuple[int, float]:
+        """Fill ``pattern`` (m, n) with W xᵢ > 0 and ``rows`` (``frame_stats``); ∇_W L is
         ``gW`` ((m, d) C-contiguous) or else ``self.gW`` (call ``loss_grad`` at the same state
         first); returns (pattern changes since ``prev``, accuracy)."""
         np.greater(np.matmul(W, self.XT, out=self.Z), 0.0, out=pattern)
         changes, acc = call(frame_stats)(
             self.spec, W, a, self.gW if gW is None else gW, self.Z, pattern,
-            pattern if prev is None else prev, FrameRows(norms, proj, cos, fm), self.U,
-            self.buf)
+            pattern if prev is None else prev, rows, self.scratch)
         return int(changes), float(acc)
