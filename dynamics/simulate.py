@@ -47,7 +47,7 @@ from .kernels import (
     make_stepper,
     usable_cpus,
 )
-from .kernels.measure import FRAME_METRICS, FrameProbe
+from .kernels.measure import FRAME_METRICS, FrameProbe, FrameRows
 from .limits import get_limits
 from .status import RunEnd, Status
 from .trajectory import Trajectory
@@ -263,9 +263,8 @@ class _FrameTable:
             # a view (of a block of frames) is copied: the block is not kept alive
             self.W_list.append(W if owned and W.base is None else W.copy())
             self.W_frames.append(idx)
-        changes, self.accuracy[idx] = self.probe.measure(
-            W, a, pattern, prev, self.norms[idx], self.proj[idx], self.cos[idx], self.fm[idx],
-            gW)
+        rows = FrameRows(self.norms[idx], self.proj[idx], self.cos[idx], self.fm[idx])
+        changes, self.accuracy[idx] = self.probe.measure(W, a, pattern, prev, rows, gW)
         if changes:
             j, i = np.nonzero(pattern != prev)
             self.ev["t"].extend([t] * len(j))

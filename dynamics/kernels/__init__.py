@@ -6,10 +6,13 @@ Modules, one job each (imports only go down this list, no circles):
   multi-frame advance and ``FramewiseAdvance``, its default of one ``advance`` per frame);
 * ``cache``    — ``jit`` (no fast-math) and numba's disk cache keyed on the whole package;
 * ``threads``  — BLAS and worker threads (from ``limits.get_settings()``; never change bits);
-* ``loss``     — loss/gradient kernels, the packed layout, ``Workspace`` (a run's state);
+* ``loss``     — loss/gradient kernels, the packed layout, ``Workspace`` (a run's state) and
+  the records kernels take (``Net``, ``Point``, ``Recorder``, ``GDState``: named tuples,
+  typed by numba field by field);
 * ``gd_split`` — the multi-block GD step for large problems (block count fixed by the size);
 * ``gd``       — ``GDStepper``: θ_{k+1} = θ_k − η∇L(θ_k), t = kη;
-* ``gf``       — ``GFStepper``: adaptive Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ);
+* ``gf``       — ``GFStepper``: adaptive Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) (its tableau
+  and controller constants named as SciPy's ``rk.py``; its state in records);
 * ``measure``  — ``FrameProbe``: the measurements of one frame in one compiled pass (angles,
   singular values, cosines, rates; used by ``simulate``, imported from
   ``dynamics.kernels.measure``).

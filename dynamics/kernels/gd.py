@@ -12,14 +12,15 @@ import numpy as np
 from .cache import call, jit
 from .gd_split import BlockPlan, blocks_for
 from .loss import (
+    GDState,
     Workspace,
     WorkspaceViews,
     evaluate,
     first_grid_after,
     pack,
     params_ok,
+    recorder,
     sample,
-    sample_buffers,
     samples_from,
     unpack,
 )
@@ -51,34 +52,38 @@ def _gd_update(P, G, lr, rows):
 
 
 @jit
-def _gd_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, lr, k0,
-            n_steps, grid, zrow, Z, P, G, have_grad, L0, out_t, out_l, out_nr, out_dr):
-    """Run ``n_steps`` GD steps in place from step k0; returns (status, k, n_samp, n_eval, L).
+def _gd_run(net, point, lr, state, n_steps, rec):
+    """Run ``n_steps`` GD steps in place (``point``) from ``state``; returns (status, state
+    after, n_samples, n_evals).
 
-    The gradient at the current point is cached between calls in G (``have_grad``), so each
-    step costs one evaluation whose forward pass also gives the loss that is recorded.
+    The gradient at the current point is cached between calls in point.G
+    (``state.have_grad``), so each step costs one evaluation whose forward pass also gives the
+    loss that is recorded (``sample`` into ``rec`` at its grid times).
     On divergence the state is left at the first offending iterate.
     """
+    W, a, P, G = point
     pack(W, a, P)
     d = P.shape[0] - 1
-    rows = d + 1 if train_out else d
+    rows = d + 1 if net.model.train_out else d
+    grid = rec.grid
     ng = grid.shape[0]
+    k0 = state.k
     gi = first_grid_after(grid, k0 * lr)
     ns = 0
     ne = 0
     k = k0
-    L = L0
+    L = state.L
     st = OK
-    if not have_grad:
-        L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G)
+    if not state.have_grad:
+        L = evaluate(net, P, G)
         ne += 1
     if not np.isfinite(L) or not params_ok(P):
-        return DIVERGED, k, ns, ne, L
+        return DIVERGED, GDState(k, L, False), ns, ne
     kend = k0 + n_steps
     while True:
         t = k * lr
         if k > k0 and gi < ng and t >= grid[gi]:
-            gi, ns = sample(P, G, t, L, grid, gi, ns, out_t, out_l, out_nr, out_dr)
+            gi, ns = sample(P, G, t, L, rec, gi, ns)
         if k == kend:
             break
         nbad = _gd_update(P, G, lr, rows)
@@ -87,13 +92,13 @@ def _gd_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, 
             st = DIVERGED
             L = np.nan
             break
-        L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G)
+        L = evaluate(net, P, G)
         ne += 1
         if not np.isfinite(L):
             st = DIVERGED
             break
     unpack(P, W, a)
-    return st, k, ns, ne, L
+    return st, GDState(k, L, st == OK), ns, ne
 
 
 class GDStepper(FramewiseAdvance, WorkspaceViews):
@@ -165,19 +170,19 @@ class GDStepper(FramewiseAdvance, WorkspaceViews):
         ws = self.ws
         t0 = self.k * self.lr
         t1 = (self.k + n_steps) * self.lr
-        buf = sample_buffers(int(np.searchsorted(grid, t1, "right")
+        rec = recorder(grid, int(np.searchsorted(grid, t1, "right")
                                  - np.searchsorted(grid, t0, "right")))
+        state = GDState(self.k, ws.L, ws.have_grad)
         if self.blocks > 1:
             if self._plan is None:
                 self._plan = BlockPlan(ws, self.blocks)
-            st, k, ns, ne, L = self._plan.run(ws, self.lr, self.k, int(n_steps), grid, buf,
-                                              self.threads)
+            st, after, ns, ne = self._plan.run(ws, self.lr, state, int(n_steps), rec,
+                                               self.threads)
         else:
-            st, k, ns, ne, L = call(_gd_run)(*ws.data, *ws.model, ws.W, ws.a, self.lr, self.k,
-                                       int(n_steps), grid, ws.zrow, ws.Z, ws.P, ws.G,
-                                       ws.have_grad, ws.L, *buf)
-        self.k = int(k)
+            st, after, ns, ne = call(_gd_run)(ws.net, ws.point, self.lr, state, int(n_steps),
+                                              rec)
+        self.k = int(after.k)
         self.n_evals += int(ne)
-        ws.L = float(L)
+        ws.L = float(after.L)
         ws.have_grad = st == OK
-        return Advance(KERNEL_STATUS[st], samples_from(buf, ns))
+        return Advance(KERNEL_STATUS[st], samples_from(rec, int(ns)))

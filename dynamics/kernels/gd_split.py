@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .cache import call, jit
-from .loss import Workspace, ell, sample
+from .loss import Data, GDState, Recorder, Workspace, ell, sample
 from .problem import DIVERGED, DIVERGENCE_BOUND, OK
 
 #: n·d·m from which a GD step is split into blocks (a step of ~0.3 ms on one core here; below,
@@ -54,9 +54,12 @@ def blocks_for(n: int, d: int, m: int) -> int:
 
 
 @jit
-def _block(W, a, XT, X, y, sw, gamma, c, code, R, ZT, GT, h):
-    """One sample block: ZT ← r_i σ'(z_ij), GT = ZT X_I (m, d); returns
-    Σ_{i∈I} s_i ℓ(c h_i, y_i). ``h`` is (n_b,) scratch. Every pass is elementwise."""
+def _block(data, model, W, a, ZT, GT, h):
+    """One sample block (``data``: its samples X_I, X_Iᵀ, y_I, s_I): ZT ← r_i σ'(z_ij),
+    GT = ZT X_I (m, d); returns Σ_{i∈I} s_i ℓ(c h_i, y_i). ``h`` is (n_b,) scratch. Every
+    pass is elementwise."""
+    X, XT, y, sw = data
+    gamma, c, code, R = model.gamma, model.c, model.code, model.R
     m = W.shape[0]
     nb = X.shape[0]
     np.dot(W, XT, ZT)
@@ -82,10 +85,11 @@ def _block(W, a, XT, X, y, sw, gamma, c, code, R, ZT, GT, h):
 
 
 @jit
-def _reduce(Lb, GTb, W, a, cw, ca, train_out, R, GW, ga):
+def _reduce(model, Lb, GTb, W, a, GW, ga):
     """g_j = Σ_b GTb[b, j] (block order) = Σ_i r_i σ'(z_ij) x_i; the flow's D∇L: lr_w ∇_W L =
     c_w a_j g_j and lr_a ∇_a L = c_a ⟨w_j, g_j⟩ = c_a Σ_i r_i σ(z_ij) (σ(z) = σ'(z) z; 0 if
     frozen; c_w = c_a = c for rates 1); returns R Σ_b Lb."""
+    cw, ca, train_out, R = model.cw, model.ca, model.train_out, model.R
     k, m, d = GTb.shape
     L = 0.0
     for b in range(k):
@@ -129,31 +133,35 @@ class BlockPlan:
         self.blocks = int(blocks)
         cuts = np.linspace(0, n, self.blocks + 1).round().astype(int)
         self.parts = [(int(cuts[b]), int(cuts[b + 1])) for b in range(self.blocks)]
-        self.XTs = [np.ascontiguousarray(XT[:, lo:hi]) for lo, hi in self.parts]
+        X, _, y, sw = ws.data
+        self.data = [Data(X[lo:hi], np.ascontiguousarray(XT[:, lo:hi]), y[lo:hi], sw[lo:hi])
+                     for lo, hi in self.parts]
         self.ZTs = [np.empty((m, hi - lo)) for lo, hi in self.parts]
         self.hs = [np.empty(hi - lo) for lo, hi in self.parts]
         self.GTb = np.empty((self.blocks, m, d))
         self.Lb = np.empty(self.blocks)
 
-    def run(self, ws: Workspace, lr: float, k0: int, n_steps: int, grid: np.ndarray,
-            buf: tuple[np.ndarray, ...], threads: int) -> tuple[int, int, int, int, float]:
-        """``n_steps`` GD steps from step k0 on ``threads`` threads; same contract as
-        gd._gd_run: returns (status, k, n_samples, n_evals, L), the state and the cached
-        gradient in ``ws`` (packed P and G written back at samples and at the end)."""
-        X, _, y, sw = ws.data
-        gamma, c, cw, ca, code, R, train_out, _ = ws.model
+    def run(self, ws: Workspace, lr: float, state: GDState, n_steps: int, rec: Recorder,
+            threads: int) -> tuple[int, GDState, int, int]:
+        """``n_steps`` GD steps from ``state`` on ``threads`` threads; same contract as
+        gd._gd_run: returns (status, state after, n_samples, n_evals), the point and the
+        cached gradient in ``ws`` (packed P and G written back at samples and at the end)."""
+        model = ws.model
+        train_out = model.train_out
         P, G = ws.P, ws.G
         _, d, m = ws.shape
         W, a = ws.W, ws.a  # updated in place, neuron-major
         GW = np.empty((m, d))
         ga = np.empty(m)
-        if ws.have_grad:
+        if state.have_grad:
             GW[:] = G[:d].T
             ga[:] = G[d]
+        k0 = state.k
         k = k0
-        L = ws.L
+        L = state.L
         ns = ne = 0
         st = OK
+        grid = rec.grid
         gi = int(np.searchsorted(grid, k0 * lr, side="right"))
         threads = max(1, min(int(threads), self.blocks))
         # thread q steps blocks q, q + threads, ...: any assignment gives the same bits
@@ -167,9 +175,8 @@ class BlockPlan:
 
         def work(q: int) -> None:
             for b in share[q]:
-                lo, hi = self.parts[b]
-                self.Lb[b] = call(_block)(W, a, self.XTs[b], X[lo:hi], y[lo:hi], sw[lo:hi], gamma,
-                                    c, code, R, self.ZTs[b], self.GTb[b], self.hs[b])
+                self.Lb[b] = call(_block)(self.data[b], model, W, a, self.ZTs[b], self.GTb[b],
+                                          self.hs[b])
 
         pool = (ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="eae-gd-block")
                 if threads > 1 else None)
@@ -179,10 +186,10 @@ class BlockPlan:
             work(0)
             for f in futs:
                 f.result()
-            return call(_reduce)(self.Lb, self.GTb, W, a, cw, ca, train_out, R, GW, ga)
+            return call(_reduce)(model, self.Lb, self.GTb, W, a, GW, ga)
 
         try:
-            if not ws.have_grad:
+            if not state.have_grad:
                 L = evaluate()
                 ne += 1
             if not np.isfinite(L) or not (np.all(np.abs(W) <= DIVERGENCE_BOUND)
@@ -193,7 +200,7 @@ class BlockPlan:
                 t = k * lr
                 if k > k0 and gi < grid.shape[0] and t >= grid[gi]:
                     packed()
-                    gi, ns = call(sample)(P, G, t, L, grid, gi, ns, *buf)
+                    gi, ns = call(sample)(P, G, t, L, rec, gi, ns)
                 if k == kend:
                     break
                 bad = call(_update)(W, a, GW, ga, lr, train_out)
@@ -210,4 +217,4 @@ class BlockPlan:
             if pool is not None:
                 pool.shutdown(wait=True)
         packed()
-        return st, k, ns, ne, L
+        return st, GDState(k, L, st == OK), ns, ne

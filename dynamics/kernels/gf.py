@@ -2,24 +2,31 @@
 control and an error norm per neuron; steps at a kink floor for neurons sliding along a ReLU
 kink. One compiled call (``_gf_run``) per ``advance``, GIL released.
 
+The method is data, named as scipy's ``integrate/_ivp/rk.py`` names it: the tableau (C, A, B,
+E, ORDER, ERROR_ESTIMATOR_ORDER, N_STAGES) and the controller's SAFETY, MIN_FACTOR, MAX_FACTOR.
 The controller is scipy's RK23 (safety 0.9, factor in [0.2, 10], no growth right after a
-rejection) with the changes documented at KINK_REL, PI_ALPHA and ``_bs_error``.
+rejection) with the changes documented at KINK_REL, PI_ALPHA and ``_bs_error``. The kernels'
+state and results travel as records (``Tolerances``, ``Stages``, ``GFState``, ``GFCounts``,
+``FrameBuffers``; loss.py's ``Net``, ``Point``, ``Recorder``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from .cache import call, jit
 from .loss import (
+    Recorder,
     Workspace,
     WorkspaceViews,
     evaluate,
     first_grid_after,
     pack,
     params_ok,
+    recorder,
     sample,
-    sample_buffers,
     samples_from,
     shift,
     sum4,
@@ -41,6 +48,25 @@ from .problem import (
 #: Recommended gradient-flow tolerances: rtol, and atol = DEFAULT_ATOL_SCALE · max|θ0|.
 DEFAULT_RTOL = 1e-6
 DEFAULT_ATOL_SCALE = 1e-9
+
+# ------------------------------------------------------------ the method (scipy's RK23 names)
+#: Bogacki–Shampine 3(2) on y' = f(y), here f = −∇L: stage s at t + C[s]·h, θ + h Σ_r A[s][r]
+#: k_r; the step θ + h Σ_s B[s] k_s (third order); its FSAL fourth stage k_4 = f(θ_new) and the
+#: error estimate h Σ_s E[s] k_s over the four stages (E = B − B̂, B̂ the embedded second
+#: order weights). Exactly scipy's RK23.C, .A, .B, .E.
+ORDER = 3
+ERROR_ESTIMATOR_ORDER = 2
+N_STAGES = 3
+C = (0.0, 1.0 / 2.0, 3.0 / 4.0)
+A = ((0.0, 0.0, 0.0), (1.0 / 2.0, 0.0, 0.0), (0.0, 3.0 / 4.0, 0.0))
+B = (2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0)
+E = (5.0 / 72.0, -1.0 / 12.0, -1.0 / 9.0, 1.0 / 8.0)
+#: The step-size controller (scipy's rk.py): factor = SAFETY · err^ERROR_EXPONENT, clipped to
+#: [MIN_FACTOR, MAX_FACTOR] (the PI rule after an accepted step: PI_ALPHA, PI_BETA).
+SAFETY = 0.9
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+ERROR_EXPONENT = -1.0 / (ERROR_ESTIMATOR_ORDER + 1)
 
 # Floor of the adaptive step for neurons sliding along a ReLU kink (⟨w_j, x_i⟩ = 0 held from
 # both sides: a Filippov sliding mode). There the right-hand side is discontinuous and the
@@ -75,6 +101,62 @@ def kink_streak_for(rtol: float) -> int:
     return max(KINK_STREAK, int(np.ceil(2.0 * np.log10(0.1 * r ** (-2.0 / 3.0)) - 1e-9)) + 2)
 
 
+class Tolerances(NamedTuple):
+    """The run's accuracy settings: rtol, atol, the kink floor's KINK_REL and streak."""
+
+    rtol: float
+    atol: float
+    kink_rel: float
+    kink_streak: int
+
+
+class Stages(NamedTuple):
+    """Buffers of a step, (d+1, m) in the packed layout: the new point Pn, the stage point Pt,
+    the stage gradients G2, G3, G4 (G1 is ``Point.G``, the FSAL gradient) and (2, m) scratch
+    ``sc`` of the kink-floor rate and the error norm."""
+
+    Pn: np.ndarray
+    Pt: np.ndarray
+    G2: np.ndarray
+    G3: np.ndarray
+    G4: np.ndarray
+    sc: np.ndarray
+
+
+class GFState(NamedTuple):
+    """What a gf run carries from one compiled call to the next: time t, the next step h
+    (≤ 0: not chosen yet), the loss L at t and whether ``Point.G`` holds ∇L there (``have_f``),
+    the kink-floor streak, the PI controller's last accepted error and whether the step in
+    progress was rejected (no growth on its retry)."""
+
+    t: float
+    h: float
+    L: float
+    have_f: bool
+    streak: int
+    err_prev: float
+    rejected: bool
+
+
+class GFCounts(NamedTuple):
+    """A call's counts: samples recorded, evaluations, accepted, rejected and forced steps."""
+
+    samples: int
+    evals: int
+    accepted: int
+    rejected: int
+    forced: int
+
+
+class FrameBuffers(NamedTuple):
+    """Frame k's state: W (K, m, d), a (K, m), L (K,), the FSAL gradient G (K, d+1, m)."""
+
+    W: np.ndarray
+    a: np.ndarray
+    L: np.ndarray
+    G: np.ndarray
+
+
 @jit
 def _rms_scaled(U, P, atol, rtol, rows):
     """RMS over trained parameters of U / (atol + rtol·|θ|) (scipy's initial-step norm)."""
@@ -88,16 +170,16 @@ def _rms_scaled(U, P, atol, rtol, rows):
 
 
 @jit
-def _col_sq_norms(A, B, rows, a2, b2):
-    """a2[j] = Σ_{k<rows} A[k, j]², b2[j] = Σ_{k<rows} B[k, j]² (row sweeps, unit stride)."""
-    m = A.shape[1]
+def _col_sq_norms(U, V, rows, u2, v2):
+    """u2[j] = Σ_{k<rows} U[k, j]², v2[j] = Σ_{k<rows} V[k, j]² (row sweeps, unit stride)."""
+    m = U.shape[1]
     for j in range(m):
-        a2[j] = 0.0
-        b2[j] = 0.0
+        u2[j] = 0.0
+        v2[j] = 0.0
     for k in range(rows):
         for j in range(m):
-            a2[j] += A[k, j] * A[k, j]
-            b2[j] += B[k, j] * B[k, j]
+            u2[j] += U[k, j] * U[k, j]
+            v2[j] += V[k, j] * V[k, j]
 
 
 @jit
@@ -119,11 +201,12 @@ def _max_rel_rate(P, G, sc):
 
 
 @jit
-def _bs_combine(P, hs, G1, G2, G3, G4, Pn, rows):
-    """Pn = P − hs(2/9 G1 + 1/3 G2 + 4/9 G3) (rows ≥ ``rows`` copied)."""
-    b1 = hs * (2.0 / 9.0)
-    b2 = hs * (1.0 / 3.0)
-    b3 = hs * (4.0 / 9.0)
+def _bs_combine(P, hs, G1, G2, G3, Pn, rows):
+    """Pn = P + hs Σ_s B[s] k_s with k = −G: P − hs(2/9 G1 + 1/3 G2 + 4/9 G3) (rows ≥ ``rows``
+    copied)."""
+    b1 = hs * B[0]
+    b2 = hs * B[1]
+    b3 = hs * B[2]
     m = P.shape[1]
     for k in range(P.shape[0]):
         if k < rows:
@@ -135,19 +218,22 @@ def _bs_combine(P, hs, G1, G2, G3, G4, Pn, rows):
 
 
 @jit
-def _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows, sc):
+def _bs_error(P, Pn, hs, G1, stages, tol, rows):
     """RMS over trained parameters of the embedded error h Σ E_s k_s, E = (5/72, −1/12, −1/9,
-    1/8), k = −g, each scaled by its neuron's tolerance atol + rtol·max(‖θ_j‖, ‖θ_j,new‖).
+    1/8), k = −g (G1 and ``stages``' G2, G3, G4), each scaled by its neuron's tolerance
+    atol + rtol·max(‖θ_j‖, ‖θ_j,new‖).
 
     Per neuron, not per component (scipy's RK23 uses atol + rtol·max(|θ|, |θ_new|) per
     component): during alignment neurons rotate, so their components keep passing through
     zero, where a per-component scale collapses to atol and forces tiny steps although the
     neuron as a whole is followed to relative accuracy rtol.
     """
-    e1 = -hs * (5.0 / 72.0)
-    e2 = hs * (1.0 / 12.0)
-    e3 = hs * (1.0 / 9.0)
-    e4 = -hs * (1.0 / 8.0)
+    G2, G3, G4, sc = stages.G2, stages.G3, stages.G4, stages.sc
+    atol, rtol = tol.atol, tol.rtol
+    e1 = -hs * E[0]  # h E_s k_s = (−h E_s) g_s
+    e2 = -hs * E[1]
+    e3 = -hs * E[2]
+    e4 = -hs * E[3]
     m = P.shape[1]
     n0 = sc[0]
     n1 = sc[1]
@@ -164,41 +250,66 @@ def _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows, sc):
 
 
 @jit
-def _copy2(A, B):
-    """B ← A (same shape, no allocation)."""
-    for k in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            B[k, j] = A[k, j]
+def _copy2(U, V):
+    """V ← U (same shape, no allocation)."""
+    for k in range(U.shape[0]):
+        for j in range(U.shape[1]):
+            V[k, j] = U[k, j]
 
 
 @jit
-def _gf_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, t,
-            t_target, max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
-            streak, err_prev, rejected_in, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr,
-            out_dr):
-    """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from t to exactly t_target (in place).
+def _initial_step(net, P, G1, Pt, G2, G3, tol, rows):
+    """scipy's select_initial_step (error estimator order 2), with f = −∇L = −G1 at P: h0 from
+    ‖θ‖ and ‖f‖ (scaled RMS norms d0, d1), one evaluation at θ + h0 f for d2 ≈ ‖f'‖, then
+    min(100 h0, (0.01 / max(d1, d2))^(1/(q+1))); 1e-6 when that is not positive and finite."""
+    atol, rtol = tol.atol, tol.rtol
+    d0 = _rms_scaled(P, P, atol, rtol, rows)
+    d1 = _rms_scaled(G1, P, atol, rtol, rows)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    shift(P, h0, G1, Pt)
+    evaluate(net, Pt, G2)
+    shift(G2, 1.0, G1, G3)  # G3 = f1 − f0 (sign irrelevant)
+    d2 = _rms_scaled(G3, P, atol, rtol, rows) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (ERROR_ESTIMATOR_ORDER + 1))
+    h = min(100.0 * h0, h1)
+    if not h > 0.0 or not np.isfinite(h):
+        h = 1e-6
+    return h
 
-    Returns (status, t, h_next, L, have_f, n_samples, n_evals, n_accepted, n_rejected,
-    n_forced, streak, err_prev, rejected). ``rejected`` (the step in progress was rejected: no
-    growth on its retry) carries over when the budget ends a call mid-step, so where a chunk
-    ends never changes the steps taken (same bits however the run is chunked). ``streak``
-    (consecutive accepted steps below the kink floor) carries over between calls, so chunked
-    driving engages the floor as early as one long call.
+
+@jit
+def _gf_run(net, tol, point, stages, state, t_target, max_evals, rec):
+    """Bogacki–Shampine 3(2) on dθ/dt = −∇L(θ) from state.t to exactly t_target (in place:
+    ``point``'s W, a and its FSAL gradient G, the G1 of the tableau); samples go to ``rec``.
+
+    Returns (status, state after, counts): a ``GFState`` and ``GFCounts``. ``rejected`` (the
+    step in progress was rejected: no growth on its retry) carries over when the budget ends a
+    call mid-step, so where a chunk ends never changes the steps taken (same bits however the
+    run is chunked). ``streak`` (consecutive accepted steps below the kink floor) carries over
+    between calls, so chunked driving engages the floor as early as one long call.
     Steps at the kink floor (see KINK_REL) are accepted when the loss does not increase and
-    counted in n_forced.
+    counted as forced.
     G1 holds ∇L at the current point (FSAL), kept between calls. Controller: PI (PI_ALPHA,
     PI_BETA; the error memory ``err_prev`` carries over between calls), otherwise as scipy
-    RK23: safety 0.9, factor in [0.2, 10], no growth right after a rejection; the error norm
-    is per neuron (_bs_error). When the last step is clipped to land on t_target, the
-    unclipped proposal is kept for the next call. State on "diverged": the first accepted
+    RK23: SAFETY, factor in [MIN_FACTOR, MAX_FACTOR], no growth right after a rejection; the
+    error norm is per neuron (_bs_error). When the last step is clipped to land on t_target,
+    the unclipped proposal is kept for the next call. State on "diverged": the first accepted
     point whose loss or parameters are non-finite or exceed DIVERGENCE_BOUND, or the last
     accepted point if the step size collapses. Accepted points and FSAL gradients are
     swapped in, not copied.
     """
+    W, a, P, G1 = point
+    Pn, Pt, G2, G3, G4, sc = stages
+    t, h, L, have_f, streak, err_prev, rejected_in = state
+    rtol = tol.rtol
+    grid = rec.grid
     odd = False  # G1/G4 swapped an odd number of times
     pack(W, a, P)
     d = P.shape[0] - 1
-    rows = d + 1 if train_out else d
+    rows = d + 1 if net.model.train_out else d
     ng = grid.shape[0]
     gi = first_grid_after(grid, t)
     ns = 0
@@ -208,37 +319,24 @@ def _gf_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, 
     nforced = 0
     st = OK
     if not have_f:
-        L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G1)
+        L = evaluate(net, P, G1)
         ne += 1
         have_f = True
     if not np.isfinite(L) or not params_ok(P):
-        return DIVERGED, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev, False
+        return (DIVERGED, GFState(t, h, L, have_f, streak, err_prev, False),
+                GFCounts(ns, ne, nacc, nrej, nforced))
     if h <= 0.0:
-        # scipy's select_initial_step (order 3), with f = −∇L
-        d0 = _rms_scaled(P, P, atol, rtol, rows)
-        d1 = _rms_scaled(G1, P, atol, rtol, rows)
-        h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-        shift(P, h0, G1, Pt)
-        evaluate(X, XT, y, sw, Pt, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G2)
+        h = _initial_step(net, P, G1, Pt, G2, G3, tol, rows)
         ne += 1
-        shift(G2, 1.0, G1, G3)  # G3 = f1 − f0 (sign irrelevant)
-        d2 = _rms_scaled(G3, P, atol, rtol, rows) / h0
-        if d1 <= 1e-15 and d2 <= 1e-15:
-            h1 = max(1e-6, h0 * 1e-3)
-        else:
-            h1 = (0.01 / max(d1, d2)) ** (1.0 / 3.0)
-        h = min(100.0 * h0, h1)
-        if not h > 0.0 or not np.isfinite(h):
-            h = 1e-6
 
     carry = rejected_in
     rejected = rejected_in
     while t < t_target:
         rejected = carry
         carry = False
-        h_floor = kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(P, G1, sc)
+        h_floor = tol.kink_rel * rtol ** (1.0 / 3.0) / _max_rel_rate(P, G1, sc)
         while True:
-            if ne + 3 > max_evals:
+            if ne + N_STAGES > max_evals:
                 st = BUDGET
                 break
             min_step = 10.0 * (np.nextafter(t, np.inf) - t)
@@ -254,21 +352,21 @@ def _gf_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, 
                 clipped = True
             else:
                 hs = h
-            # stage 2: θ + h/2 k1 ; stage 3: θ + 3h/4 k2 ; k = −g
-            shift(P, 0.5 * hs, G1, Pt)
-            evaluate(X, XT, y, sw, Pt, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G2)
-            shift(P, 0.75 * hs, G2, Pt)
-            evaluate(X, XT, y, sw, Pt, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G3)
-            _bs_combine(P, hs, G1, G2, G3, G4, Pn, rows)
-            L_new = evaluate(X, XT, y, sw, Pn, gamma, c, cw, ca, code, R, train_out, use_blas,
-                             zrow, Z, G4)
-            ne += 3
-            err = _bs_error(P, Pn, hs, G1, G2, G3, G4, atol, rtol, rows, sc)
+            # stage 2: θ + A[1][0]·h k1 ; stage 3: θ + A[2][1]·h k2 ; k = −g
+            shift(P, A[1][0] * hs, G1, Pt)
+            evaluate(net, Pt, G2)
+            shift(P, A[2][1] * hs, G2, Pt)
+            evaluate(net, Pt, G3)
+            _bs_combine(P, hs, G1, G2, G3, Pn, rows)
+            L_new = evaluate(net, Pn, G4)  # the FSAL stage k4 = −∇L(θ_new)
+            ne += N_STAGES
+            err = _bs_error(P, Pn, hs, G1, Stages(Pn, Pt, G2, G3, G4, sc), tol, rows)
             if err < 1.0:
                 if err == 0.0:
-                    factor = 10.0
+                    factor = MAX_FACTOR
                 else:
-                    factor = min(10.0, 0.9 * err ** (-PI_ALPHA) * err_prev ** PI_BETA)
+                    factor = min(MAX_FACTOR,
+                                 SAFETY * err ** (-PI_ALPHA) * err_prev ** PI_BETA)
                 err_prev = max(err, 1e-4)
                 if rejected:
                     factor = min(1.0, factor)
@@ -276,16 +374,16 @@ def _gf_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, 
                 if clipped and not rejected:
                     h = max(h, h_prop)
                 break
-            floor_on = streak >= kink_streak
+            floor_on = streak >= tol.kink_streak
             if floor_on and hs <= h_floor * 1.000001 and np.isfinite(L_new) and L_new <= L:
                 nforced += 1  # at the kink floor: accept a loss-decreasing step
                 h = h_floor
                 break
             # rejected (NaN/inf error also lands here)
             if np.isfinite(err):
-                h = hs * max(0.2, 0.9 * err ** (-1.0 / 3.0))
+                h = hs * max(MIN_FACTOR, SAFETY * err ** ERROR_EXPONENT)
             else:
-                h = hs * 0.2
+                h = hs * MIN_FACTOR
             if floor_on and h < h_floor and hs > h_floor * 1.000001:
                 h = h_floor
             rejected = True
@@ -305,27 +403,24 @@ def _gf_run(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, 
             st = DIVERGED
             break
         if gi < ng and t >= grid[gi]:
-            gi, ns = sample(P, G1, t, L, grid, gi, ns, out_t, out_l, out_nr, out_dr)
+            gi, ns = sample(P, G1, t, L, rec, gi, ns)
     unpack(P, W, a)
     if odd:  # the caller's G1 buffer is now the local G4
         _copy2(G1, G4)
-    return (st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev,
-            rejected and st == BUDGET)
+    return (st, GFState(t, h, L, have_f, streak, err_prev, rejected and st == BUDGET),
+            GFCounts(ns, ne, nacc, nrej, nforced))
 
 
 @jit
-def _gf_frames(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, t,
-               targets, max_evals, rtol, atol, h, have_f, L, grid, zrow, Z, kink_rel, kink_streak,
-               streak, err_prev, rejected, P, Pn, Pt, G1, G2, G3, G4, sc, out_t, out_l, out_nr,
-               out_dr, fW, fa, fL, fG):
+def _gf_frames(net, tol, point, stages, state, targets, max_evals, rec, frames):
     """``_gf_run`` to each of ``targets`` in turn (the same calls, arguments and state
     hand-over as ``GFStepper.advance`` once per target, so the same bits), within
     ``max_evals`` evaluations in all; after each target reached, W, a, L and the FSAL
-    gradient G1 are copied to row k of fW, fa, fL, fG. Samples of ``grid`` (times in
-    (t, targets[-1]]) go to the out_* buffers in order.
+    gradient G1 are copied to row k of ``frames``' W, a, L, G. Samples of ``rec.grid`` (times
+    in (t, targets[-1]]) go to ``rec``'s buffers in order.
 
-    Returns ``_gf_run``'s 13 values (counts summed over the calls; status OK when every
-    target was reached) and the number of targets reached.
+    Returns ``_gf_run``'s (status, state, counts) (counts summed over the calls; status OK
+    when every target was reached) and the number of targets reached.
     """
     ns = 0
     ne = 0
@@ -334,36 +429,34 @@ def _gf_frames(X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, 
     nforced = 0
     st = OK
     k = 0
+    grid = rec.grid
     for k in range(targets.shape[0]):
         tt = targets[k]
-        if t < tt:
-            lo = first_grid_after(grid, t)
+        if state.t < tt:
+            lo = first_grid_after(grid, state.t)
             hi = first_grid_after(grid, tt)
-            (st, t, h, L, have_f, ns_k, ne_k, na_k, nr_k, nf_k, streak, err_prev,
-             rejected) = _gf_run(
-                X, XT, y, sw, gamma, c, cw, ca, code, R, train_out, use_blas, W, a, t, tt,
-                max(max_evals - ne, 0), rtol, atol, h, have_f, L, grid[lo:hi], zrow, Z,
-                kink_rel, kink_streak, streak, err_prev, rejected, P, Pn, Pt, G1, G2, G3, G4,
-                sc, out_t[ns:], out_l[ns:], out_nr[ns:], out_dr[ns:])
-            ns += ns_k
-            ne += ne_k
-            nacc += na_k
-            nrej += nr_k
-            nforced += nf_k
+            part = Recorder(grid[lo:hi], rec.t[ns:], rec.loss[ns:], rec.norm_rate[ns:],
+                            rec.dir_rate[ns:])
+            st, state, cnt = _gf_run(net, tol, point, stages, state, tt,
+                                     max(max_evals - ne, 0), part)
+            ns += cnt.samples
+            ne += cnt.evals
+            nacc += cnt.accepted
+            nrej += cnt.rejected
+            nforced += cnt.forced
             if st != OK:
-                return (st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev,
-                        rejected, k)
+                return st, state, GFCounts(ns, ne, nacc, nrej, nforced), k
+        W, a, G1 = point.W, point.a, point.G
         m, d = W.shape
         for j in range(m):
             for q in range(d):
-                fW[k, j, q] = W[j, q]
-            fa[k, j] = a[j]
-        fL[k] = L
+                frames.W[k, j, q] = W[j, q]
+            frames.a[k, j] = a[j]
+        frames.L[k] = state.L
         for q in range(d + 1):
             for j in range(m):
-                fG[k, q, j] = G1[q, j]
-    return (st, t, h, L, have_f, ns, ne, nacc, nrej, nforced, streak, err_prev, rejected,
-            targets.shape[0])
+                frames.G[k, q, j] = G1[q, j]
+    return st, state, GFCounts(ns, ne, nacc, nrej, nforced), targets.shape[0]
 
 
 def default_tolerances(W0: np.ndarray, a0: np.ndarray) -> tuple[float, float]:
@@ -409,29 +502,36 @@ class GFStepper(WorkspaceViews):
         self._err_prev = 1e-4  # last accepted step's scaled error (PI controller memory)
         self._rejected = False  # a call ended on its budget right after a rejected step
         m = self.ws.W.shape[0]
-        self._sc = np.empty((2, m))  # scratch of the kink-floor rate and the error norm
-        self._stage = tuple(np.empty_like(self.ws.P) for _ in range(5))  # Pn, Pt, G2, G3, G4
+        self.tol = Tolerances(self.rtol, self.atol, self.kink_rel, self.kink_streak)
+        P = self.ws.P
+        self.stages = Stages(np.empty_like(P), np.empty_like(P), np.empty_like(P),
+                             np.empty_like(P), np.empty_like(P), np.empty((2, m)))
 
     @property
     def n_steps(self) -> int:
         return self.n_accepted
 
 
-    def _take(self, st: int, t: float, h: float, L: float, hf: bool, ne: int, na: int, nr: int,
-              nf: int, streak: int, ep: float, rej: bool) -> StepStatus:
+    def _state(self) -> GFState:
+        """The state a compiled call continues from."""
+        ws = self.ws
+        return GFState(self.t, self.h, ws.L, ws.have_grad, self._streak, self._err_prev,
+                       self._rejected)
+
+    def _take(self, st: int, state: GFState, counts: GFCounts) -> StepStatus:
         """Take over a compiled call's returned state and counts; how the call ended."""
         ws = self.ws
-        self.t = float(t)
-        self.h = float(h)
-        ws.L = float(L)
-        ws.have_grad = bool(hf) and st != DIVERGED
-        self.n_evals += int(ne)
-        self.n_accepted += int(na)
-        self.n_rejected += int(nr)
-        self.n_forced += int(nf)
-        self._streak = int(streak)
-        self._err_prev = float(ep)
-        self._rejected = bool(rej)
+        self.t = float(state.t)
+        self.h = float(state.h)
+        ws.L = float(state.L)
+        ws.have_grad = bool(state.have_f) and st != DIVERGED
+        self.n_evals += int(counts.evals)
+        self.n_accepted += int(counts.accepted)
+        self.n_rejected += int(counts.rejected)
+        self.n_forced += int(counts.forced)
+        self._streak = int(state.streak)
+        self._err_prev = float(state.err_prev)
+        self._rejected = bool(state.rejected)
         status = KERNEL_STATUS[st]
         if st == BUDGET and self.max_steps is not None and (
                 self.n_accepted + self.n_rejected >= self.max_steps):
@@ -459,19 +559,13 @@ class GFStepper(WorkspaceViews):
             max_evals = max(4, min(int(budget), 3 * left))  # 3 evaluations per step (FSAL)
         ws = self.ws
         # ndarray.searchsorted: np.searchsorted's result without its Python wrapper (per call)
-        buf = sample_buffers(int(grid.searchsorted(t_target, "right")
+        rec = recorder(grid, int(grid.searchsorted(t_target, "right")
                                  - grid.searchsorted(self.t, "right")))
-        Pn, Pt, G2, G3, G4 = self._stage
-        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej = call(_gf_run)(
-            *ws.data, *ws.model, ws.W, ws.a, self.t, t_target, max_evals,
-            self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
-            self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
-            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf)
-        status = self._take(st, t, h, L, hf, ne, na, nr, nf, streak, ep, rej)
-        # the buffers are this call's own: when full, hand them over instead of copying
-        ns = int(ns)
-        samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
-        return Advance(status, samples)
+        st, state, counts = call(_gf_run)(ws.net, self.tol, ws.point, self.stages,
+                                          self._state(), t_target, max_evals, rec)
+        status = self._take(st, state, counts)
+        # the buffers are this call's own: when full, handed over instead of copied
+        return Advance(status, samples_from(rec, int(counts.samples)))
 
     def advance_frames(self, targets: np.ndarray, budget: int,
                        grid: np.ndarray) -> FramesAdvance:
@@ -496,18 +590,13 @@ class GFStepper(WorkspaceViews):
             max_evals = max(4, min(int(budget), 3 * left))
         if K == 0:
             return FramesAdvance(Advance(StepStatus.OK, Samples.empty()), 0, empty)
-        buf = sample_buffers(int(grid.searchsorted(targets[-1], "right")
+        rec = recorder(grid, int(grid.searchsorted(targets[-1], "right")
                                  - grid.searchsorted(self.t, "right")))
-        fW, fa, fL, fG = np.empty((K, m, d)), np.empty((K, m)), np.empty(K), np.empty((K, d + 1, m))
-        Pn, Pt, G2, G3, G4 = self._stage
-        st, t, h, L, hf, ns, ne, na, nr, nf, streak, ep, rej, k = call(_gf_frames)(
-            *ws.data, *ws.model, ws.W, ws.a, self.t, targets, max_evals,
-            self.rtol, self.atol, self.h, ws.have_grad, ws.L, grid, ws.zrow, ws.Z,
-            self.kink_rel, self.kink_streak, self._streak, self._err_prev, self._rejected,
-            ws.P, Pn, Pt, ws.G, G2, G3, G4, self._sc, *buf, fW, fa, fL, fG)
-        status = self._take(st, t, h, L, hf, ne, na, nr, nf, streak, ep, rej)
-        ns = int(ns)
-        samples = (Samples(*buf) if ns == buf[0].shape[0] else samples_from(buf, ns))
+        fr = FrameBuffers(np.empty((K, m, d)), np.empty((K, m)), np.empty(K),
+                          np.empty((K, d + 1, m)))
+        st, state, counts, k = call(_gf_frames)(ws.net, self.tol, ws.point, self.stages,
+                                                self._state(), targets, max_evals, rec, fr)
+        status = self._take(st, state, counts)
         k = int(k)
-        return FramesAdvance(Advance(status, samples), k,
-                             FrameStates(fW[:k], fa[:k], fL[:k], fG[:k]))
+        return FramesAdvance(Advance(status, samples_from(rec, int(counts.samples))), k,
+                             FrameStates(fr.W[:k], fr.a[:k], fr.L[:k], fr.G[:k]))

@@ -33,6 +33,8 @@ of each compiled call and unpacked at its end (O(md), no allocation).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .cache import call, jit
@@ -43,6 +45,77 @@ from .threads import limit_core_blas
 #: for tiny problems, e.g. (n, d, m) = (3, 2, 10); BLAS + vectorised elementwise passes
 #: are faster from (3, 2, 100) up).
 BLAS_MIN_WORK = 256
+
+
+# ----------------------------------------------------------------- records the kernels take
+# Named tuples (numba types them field by field; its disk cache keeps working): a kernel's
+# arguments travel as a few records instead of a dozen positions, with the same operations.
+
+
+class Data(NamedTuple):
+    """The samples: X (n, d), Xᵀ (d, n; (0, 0) on the fused path), targets y, weights s."""
+
+    X: np.ndarray
+    XT: np.ndarray
+    y: np.ndarray
+    sw: np.ndarray
+
+
+class Model(NamedTuple):
+    """The network and loss: leak γ, output scale c, the layers' factors c_w = c·lr_w and
+    c_a = c·lr_a, loss code, reduction R, output layer trained, BLAS path."""
+
+    gamma: float
+    c: float
+    cw: float
+    ca: float
+    code: int
+    R: float
+    train_out: bool
+    use_blas: bool
+
+
+class Scratch(NamedTuple):
+    """Scratch of an evaluation: ``zrow`` (m,) of the fused path, ``Z`` (n, m) of BLAS's."""
+
+    zrow: np.ndarray
+    Z: np.ndarray
+
+
+class Net(NamedTuple):
+    """What ``evaluate`` needs besides the point: data, model and scratch."""
+
+    data: Data
+    model: Model
+    scratch: Scratch
+
+
+class Point(NamedTuple):
+    """A run's point: public W (m, d) and a (m,), packed P (d+1, m) and its gradient G."""
+
+    W: np.ndarray
+    a: np.ndarray
+    P: np.ndarray
+    G: np.ndarray
+
+
+class GDState(NamedTuple):
+    """Where a GD run is between calls: step k (t = kη), the loss L at θ_k and whether
+    ``point.G`` holds ∇L(θ_k) (then L is valid too)."""
+
+    k: int
+    L: float
+    have_grad: bool
+
+
+class Recorder(NamedTuple):
+    """Sample times ``grid`` and the buffers samples go to (t, loss and Min et al.'s rates)."""
+
+    grid: np.ndarray
+    t: np.ndarray
+    loss: np.ndarray
+    norm_rate: np.ndarray
+    dir_rate: np.ndarray
 
 
 @jit
@@ -142,8 +215,11 @@ def _finish_grad(P, G, cw, ca, train_out):
 
 
 @jit
-def _eval_fused(X, y, sw, P, gamma, c, cw, ca, code, R, train_out, zrow, G):
+def _eval_fused(net, P, G):
     """L and ∇L (into G) by loops over samples, vectorised over neurons; (m,) scratch only."""
+    X, y, sw = net.data.X, net.data.y, net.data.sw
+    gamma, c, code, R = net.model.gamma, net.model.c, net.model.code, net.model.R
+    zrow = net.scratch.zrow
     n, d = X.shape
     m = P.shape[1]
     for k in range(d + 1):
@@ -172,15 +248,18 @@ def _eval_fused(X, y, sw, P, gamma, c, cw, ca, code, R, train_out, zrow, G):
             xk = X[i, k]
             for j in range(m):
                 G[k, j] += xk * zrow[j]
-    _finish_grad(P, G, cw, ca, train_out)
+    _finish_grad(P, G, net.model.cw, net.model.ca, net.model.train_out)
     return R * L
 
 
 @jit
-def _eval_blas(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, Z, G):
+def _eval_blas(net, P, G):
     """L and ∇L with two GEMMs: Z = X P[:d] (n, m), then G[:d] = Xᵀ (r ⊙ σ'(Z)) (Z reused).
     Passes over Z run along neurons (unit stride), which suits the small-n problems of the
     papers; h_i is a fixed-order sum (``_dot_sigma``)."""
+    X, XT, y, sw = net.data
+    gamma, c, code, R = net.model.gamma, net.model.c, net.model.code, net.model.R
+    Z = net.scratch.Z
     n, d = X.shape
     m = P.shape[1]
     np.dot(X, P[:d], Z)
@@ -200,27 +279,26 @@ def _eval_blas(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, Z, G):
             G[d, j] += coef * s
             zi[j] = coef
     np.dot(XT, Z, G[:d])
-    _finish_grad(P, G, cw, ca, train_out)
+    _finish_grad(P, G, net.model.cw, net.model.ca, net.model.train_out)
     return R * L
 
 
 @jit
-def evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G):
-    """Dispatch to the BLAS or the fused path; returns L and fills G = D∇L (packed layout).
-    ``zrow`` is (m,) scratch of the fused path; ``Z`` (n, m) that of the BLAS path."""
-    if use_blas:
-        return _eval_blas(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, Z, G)
-    return _eval_fused(X, y, sw, P, gamma, c, cw, ca, code, R, train_out, zrow, G)
+def evaluate(net, P, G):
+    """Dispatch to the BLAS or the fused path (``net.model.use_blas``); returns L at P and
+    fills G = D∇L (packed layout)."""
+    if net.model.use_blas:
+        return _eval_blas(net, P, G)
+    return _eval_fused(net, P, G)
 
 
 @jit
-def _grad(X, XT, y, sw, W, a, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, P, G,
-          gW, ga):
-    """L and D∇L = (lr_w ∂L/∂W, lr_a ∂L/∂a) in the public layout (one evaluation; used by
-    loss_grad)."""
-    pack(W, a, P)
-    L = evaluate(X, XT, y, sw, P, gamma, c, cw, ca, code, R, train_out, use_blas, zrow, Z, G)
-    unpack(G, gW, ga)
+def _grad(net, point, gW, ga):
+    """L and D∇L = (lr_w ∂L/∂W, lr_a ∂L/∂a) at (point.W, point.a) in the public layout (one
+    evaluation, packed into point.P and point.G; used by loss_grad)."""
+    pack(point.W, point.a, point.P)
+    L = evaluate(net, point.P, point.G)
+    unpack(point.G, gW, ga)
     return L
 
 
@@ -273,15 +351,16 @@ def rates(P, G):
 
 
 @jit
-def sample(P, G, t, L, grid, gi, ns, out_t, out_l, out_nr, out_dr):
-    """Record (t, L, Min et al.'s two rates) as sample `ns` and skip every grid time ≤ t;
-    returns the new (grid index, sample count)."""
+def sample(P, G, t, L, rec, gi, ns):
+    """Record (t, L, Min et al.'s two rates) as sample `ns` of ``rec`` and skip every grid
+    time ≤ t; returns the new (grid index, sample count)."""
     nr, dr = rates(P, G)
-    out_t[ns] = t
-    out_l[ns] = L
-    out_nr[ns] = nr
-    out_dr[ns] = dr
+    rec.t[ns] = t
+    rec.loss[ns] = L
+    rec.norm_rate[ns] = nr
+    rec.dir_rate[ns] = dr
     ns += 1
+    grid = rec.grid
     while gi < grid.shape[0] and grid[gi] <= t:
         gi += 1
     return gi, ns
@@ -336,16 +415,19 @@ def _xt(X: np.ndarray, blas: bool) -> np.ndarray:
     return np.ascontiguousarray(X.T) if blas else np.empty((0, 0))
 
 
-def sample_buffers(cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Output arrays (t, loss, norm_rate, dir_rate) for up to ``cap`` samples."""
+def recorder(grid: np.ndarray, cap: int) -> Recorder:
+    """A ``Recorder`` of ``grid`` with room for up to ``cap`` samples."""
     k = max(int(cap), 0)
-    return np.empty(k), np.empty(k), np.empty(k), np.empty(k)
+    return Recorder(grid, np.empty(k), np.empty(k), np.empty(k), np.empty(k))
 
 
-def samples_from(buf: tuple[np.ndarray, ...], ns: int) -> Samples:
-    """The first ``ns`` samples of ``buf`` (copied)."""
-    return Samples(buf[0][:ns].copy(), buf[1][:ns].copy(), buf[2][:ns].copy(),
-                   buf[3][:ns].copy())
+def samples_from(rec: Recorder, ns: int) -> Samples:
+    """The first ``ns`` samples of ``rec``: its own buffers when it is full (handed over, not
+    copied), else copies."""
+    if ns == rec.t.shape[0]:
+        return Samples(rec.t, rec.loss, rec.norm_rate, rec.dir_rate)
+    return Samples(rec.t[:ns].copy(), rec.loss[:ns].copy(), rec.norm_rate[:ns].copy(),
+                   rec.dir_rate[:ns].copy())
 
 
 def forward(p: Problem, W: np.ndarray, a: np.ndarray, X: np.ndarray | None = None,
@@ -375,7 +457,7 @@ def loss_grad(p: Problem, W: np.ndarray, a: np.ndarray,
               path: str | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """(L, ∂L/∂W (m, d), ∂L/∂a (m,)), each times its layer's rate (p.lr_w, p.lr_a: the flow's
     D∇L; ∇L itself for rates 1); ∂L/∂a ≡ 0 when the output layer is frozen."""
-    n, d = p.X.shape
+    d = p.X.shape[1]
     W = np.ascontiguousarray(W, dtype=np.float64)
     a = np.ascontiguousarray(a, dtype=np.float64)
     m = W.shape[0]
@@ -384,11 +466,23 @@ def loss_grad(p: Problem, W: np.ndarray, a: np.ndarray,
         limit_core_blas()
     gW = np.empty((m, d))
     ga = np.empty(m)
-    L = call(_grad)(p.X, _xt(p.X, blas), p.y, p.sw, W, a, float(p.gamma), float(p.c), p.c_w,
-                    p.c_a, LOSS_CODES[p.loss], reduction_factor(p), bool(p.train_output), blas,
-                    np.empty(m), np.empty((n, m) if blas else (0, 0)), np.empty((d + 1, m)),
-                    np.empty((d + 1, m)), gW, ga)
+    point = Point(W, a, np.empty((d + 1, m)), np.empty((d + 1, m)))
+    L = call(_grad)(net_of(p, m, blas), point, gW, ga)
     return float(L), gW, ga
+
+
+def model_of(p: Problem, blas: bool) -> Model:
+    """The ``Model`` record of ``p`` (on the BLAS path or not)."""
+    return Model(float(p.gamma), float(p.c), p.c_w, p.c_a, LOSS_CODES[p.loss],
+                 reduction_factor(p), bool(p.train_output), blas)
+
+
+def net_of(p: Problem, m: int, blas: bool) -> Net:
+    """``evaluate``'s ``Net`` for ``p`` at width ``m`` (on the BLAS path or not), with fresh
+    scratch."""
+    n = p.X.shape[0]
+    return Net(Data(p.X, _xt(p.X, blas), p.y, p.sw), model_of(p, blas),
+               Scratch(np.empty(m), np.empty((n, m) if blas else (0, 0))))
 
 
 class Workspace:
@@ -396,27 +490,33 @@ class Workspace:
 
     ``W``/``a`` are the public copies of the parameters (updated in place); ``P``/``G`` the
     packed parameters and the gradient at the current point (valid when ``have_grad``), whose
-    loss is ``L``. ``data`` and ``model`` are the leading arguments of ``evaluate``.
+    loss is ``L``; ``point`` holds the four. ``net`` (``data``, ``model`` and scratch) is
+    ``evaluate``'s first argument.
     """
 
     def __init__(self, p: Problem, W: np.ndarray, a: np.ndarray, path: str | None) -> None:
         self.problem = p
         self.W = np.array(W, dtype=np.float64, order="C")
         self.a = np.array(a, dtype=np.float64)
-        n, d = p.X.shape
+        d = p.X.shape[1]
         m = self.W.shape[0]
         self.use_blas = _resolve_path(p, m, path)
         if self.use_blas:
             limit_core_blas()
-        self.data = (p.X, _xt(p.X, self.use_blas), p.y, p.sw)
-        self.model = (float(p.gamma), float(p.c), p.c_w, p.c_a, LOSS_CODES[p.loss],
-                      reduction_factor(p), bool(p.train_output), self.use_blas)
-        self.zrow = np.empty(m)  # scratch of the fused path
-        self.Z = np.empty((n, m) if self.use_blas else (0, 0))  # scratch of the BLAS path
+        self.net = net_of(p, m, self.use_blas)
         self.P = np.empty((d + 1, m))
         self.G = np.empty((d + 1, m))
+        self.point = Point(self.W, self.a, self.P, self.G)
         self.have_grad = False
         self.L = np.nan
+
+    @property
+    def data(self) -> Data:
+        return self.net.data
+
+    @property
+    def model(self) -> Model:
+        return self.net.model
 
     @property
     def shape(self) -> tuple[int, int, int]:

@@ -19,14 +19,15 @@ fast-math, so a state gives the same bits in every process.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 from .cache import call  # (importing it installs the package-wide cache stamp)
+from .loss import Point, net_of, use_blas_path
 from .loss import _grad as grad_kernel
-from .loss import _xt as xt
-from .loss import reduction_factor, use_blas_path
-from .problem import LOSS_CODES, Problem
+from .problem import Problem
 from .threads import limit_core_blas
 
 #: ``cache.jit`` with IEEE division: x/0 gives ±inf or NaN instead of raising, so no check per
@@ -321,21 +322,57 @@ FRAME_METRICS = ("stable_rank", "spectral_sq", "nuclear_norm", "theta_sq", "max_
                  "max_norm")
 
 
+class FrameSpec(NamedTuple):
+    """A run's constants of ``frame_stats``: the plane (2, d), directions D (k_dirs, d),
+    b0 (m,), pair_mask (m,), c, γ, labels y ((0,): no accuracy) and the layers' rates."""
+
+    plane: np.ndarray
+    D: np.ndarray
+    b0: np.ndarray
+    pair_mask: np.ndarray
+    c: float
+    gamma: float
+    y: np.ndarray
+    lw: float
+    la: float
+
+
+class FrameRows(NamedTuple):
+    """Where ``frame_stats`` writes a frame: norms (m,), proj (m, 2), cos (k_dirs, m) and the
+    metrics fm (12,)."""
+
+    norms: np.ndarray
+    proj: np.ndarray
+    cos: np.ndarray
+    fm: np.ndarray
+
+
+class FrameScratch(NamedTuple):
+    """Scratch of ``frame_stats``: unit rows U (m, d) and a block of pairwise cosines."""
+
+    U: np.ndarray
+    buf: np.ndarray
+
+
 @jit
-def frame_stats(W, a, Z, pattern, prev, plane, D, b0, gW, pair_mask, c, gamma, y, norms,
-                proj, cos, U, buf, fm, lw, la):
+def frame_stats(spec, W, a, gW, Z, pattern, prev, rows, scratch):
     """One frame's rows and metrics; returns (pattern changes since ``prev``, accuracy).
 
     Inputs: Z = W Xᵀ (m, n) and pattern = Z > 0 (neuron j active on point i), prev the last
-    frame's pattern (same as pattern at t = 0), b0 = lw a² − la ‖w‖² at t = 0 (the quantity the
-    flow with per-layer rates lw, la conserves; a² − ‖w‖² for rates 1), gW = lw ∇_W L.
-    Writes norms (m,) ‖w_j‖, proj (m, 2) W·planeᵀ, cos (k_dirs, m) cos∠(w_j, D_r) (0 for zero
-    neurons or directions) and fm (12,) in FRAME_METRICS order: stable rank ‖W‖_F²/‖W‖₂²,
-    ‖W‖₂², nuclear norm, ‖θ‖², max and mean pairwise angle (degrees) between active neurons
-    within ``pair_mask``, max_j |(lw a_j² − la ‖w_j‖²) − b0_j|, active and dead counts (active: on
-    some point), Σ_j 2⟨−g_j, w_j⟩, Σ_j ‖P⊥(−g_j)‖/‖w_j‖, max_j ‖w_j‖. Accuracy: fraction of
-    points with sign(h_i) = y_i, h_i = c Σ_j a_j σ(z_ji) (NaN unless ``y`` is given, non-empty).
+    frame's pattern (same as pattern at t = 0), gW = lw ∇_W L and from ``spec`` (a
+    ``FrameSpec``) b0 = lw a² − la ‖w‖² at t = 0 (the quantity the flow with per-layer rates
+    lw, la conserves; a² − ‖w‖² for rates 1); ``scratch`` a ``FrameScratch``.
+    Writes into ``rows`` norms (m,) ‖w_j‖, proj (m, 2) W·planeᵀ, cos (k_dirs, m) cos∠(w_j,
+    D_r) (0 for zero neurons or directions) and fm (12,) in FRAME_METRICS order: stable rank
+    ‖W‖_F²/‖W‖₂², ‖W‖₂², nuclear norm, ‖θ‖², max and mean pairwise angle (degrees) between
+    active neurons within ``pair_mask``, max_j |(lw a_j² − la ‖w_j‖²) − b0_j|, active and dead
+    counts (active: on some point), Σ_j 2⟨−g_j, w_j⟩, Σ_j ‖P⊥(−g_j)‖/‖w_j‖, max_j ‖w_j‖.
+    Accuracy: fraction of points with sign(h_i) = y_i, h_i = c Σ_j a_j σ(z_ji) (NaN unless
+    ``y`` is given, non-empty).
     """
+    plane, D, b0, pair_mask, c, gamma, y, lw, la = spec
+    norms, proj, cos, fm = rows
+    U, buf = scratch
     m, d = W.shape
     n = pattern.shape[1]
     nd = D.shape[0]
@@ -435,39 +472,33 @@ class FrameProbe:
         self.p = p
         self.blas = use_blas_path(n, d, m)
         limit_core_blas()  # the pairwise cosines are GEMMs on SciPy's BLAS
-        self.grad_args = (p.X, xt(p.X, self.blas), p.y, p.sw)
-        self.model = (float(p.gamma), float(p.c), p.c_w, p.c_a, LOSS_CODES[p.loss],
-                      reduction_factor(p), bool(p.train_output), self.blas)
-        self.rates = (float(p.lr_w), float(p.lr_a))
-        self.scratch = (np.empty(m), np.empty((n, m) if self.blas else (0, 0)),
-                        np.empty((d + 1, m)), np.empty((d + 1, m)))
+        self.net = net_of(p, m, self.blas)
+        self.packed = (np.empty((d + 1, m)), np.empty((d + 1, m)))
         self.gW, self.ga = np.empty((m, d)), np.empty(m)
         self.XT = p.X.T
         self.Z = np.empty((m, n))
-        self.plane = np.ascontiguousarray(plane, dtype=float)
-        self.D = np.ascontiguousarray(D, dtype=float).reshape(-1, d)
-        self.b0 = np.ascontiguousarray(b0, dtype=float)
-        self.pair_mask = np.ascontiguousarray(pair_mask, dtype=bool)
-        self.y = p.y if classification else np.empty(0)
-        self.c, self.gamma = float(p.c), float(p.gamma)
-        self.U = np.empty((m, d))
-        self.buf = np.empty(max(GRAM_BUFFER, m))  # rows of pairwise cosines, a block at a time
+        self.spec = FrameSpec(np.ascontiguousarray(plane, dtype=float),
+                              np.ascontiguousarray(D, dtype=float).reshape(-1, d),
+                              np.ascontiguousarray(b0, dtype=float),
+                              np.ascontiguousarray(pair_mask, dtype=bool), float(p.c),
+                              float(p.gamma), p.y if classification else np.empty(0),
+                              float(p.lr_w), float(p.lr_a))
+        # unit rows, and rows of pairwise cosines (a block at a time)
+        self.scratch = FrameScratch(np.empty((m, d)), np.empty(max(GRAM_BUFFER, m)))
 
     def loss_grad(self, W: np.ndarray, a: np.ndarray) -> float:
         """L at (W, a); ∇_W L in ``self.gW`` (the kernel and arguments of ``loss_grad``)."""
-        zrow, Z, P, G = self.scratch
-        return float(call(grad_kernel)(*self.grad_args, W, a, *self.model, zrow, Z, P, G,
-                                 self.gW, self.ga))
+        P, G = self.packed
+        return float(call(grad_kernel)(self.net, Point(W, a, P, G), self.gW, self.ga))
 
     def measure(self, W: np.ndarray, a: np.ndarray, pattern: np.ndarray,
-                prev: np.ndarray | None, norms: np.ndarray, proj: np.ndarray, cos: np.ndarray,
-                fm: np.ndarray, gW: np.ndarray | None = None) -> tuple[int, float]:
-        """Fill ``pattern`` (m, n) with W xᵢ > 0 and the rows of ``frame_stats``; ∇_W L is
+                prev: np.ndarray | None, rows: FrameRows,
+                gW: np.ndarray | None = None) -> tuple[int, float]:
+        """Fill ``pattern`` (m, n) with W xᵢ > 0 and ``rows`` (``frame_stats``); ∇_W L is
         ``gW`` ((m, d) C-contiguous) or else ``self.gW`` (call ``loss_grad`` at the same state
         first); returns (pattern changes since ``prev``, accuracy)."""
         np.greater(np.matmul(W, self.XT, out=self.Z), 0.0, out=pattern)
         changes, acc = call(frame_stats)(
-            W, a, self.Z, pattern, pattern if prev is None else prev, self.plane, self.D,
-            self.b0, self.gW if gW is None else gW, self.pair_mask, self.c, self.gamma,
-            self.y, norms, proj, cos, self.U, self.buf, fm, *self.rates)
+            self.spec, W, a, self.gW if gW is None else gW, self.Z, pattern,
+            pattern if prev is None else prev, rows, self.scratch)
         return int(changes), float(acc)
