@@ -227,9 +227,9 @@ def detect_phases(traj: Trajectory, rules: PhaseRules = DEFAULT_RULES
     plateaus = loss_plateaus(traj, rules)
     # a plateau to the end of the run, after the escape and without convergence: the loss
     # has stopped falling above zero (it was "norms grow, loss falls" to the end before)
-    last = plateaus[-1] if plateaus else None
-    t_s = (last[0] if last is not None and t_e is not None and t_c is None
-           and last[0] > t_e and last[1] >= t_end * (1 - 1e-9) else None)
+    final = plateaus[-1] if plateaus else None
+    t_s = (final[0] if final is not None and t_e is not None and t_c is None
+           and final[0] > t_e and final[1] >= t_end * (1 - 1e-9) else None)
     if t_e is not None:
         markers.append(TimeMarker("saddle escape", t_e, "detected",
                                   f"loss left L(0) by more than {100 * rules.escape_rel:g} %"))
