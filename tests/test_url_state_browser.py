@@ -77,11 +77,10 @@ def url_settings(page) -> dict[str, object]:
 
 
 def share_settings(page) -> dict[str, object]:
-    """The settings of the link in the "Share this view" box (opened if closed)."""
-    box = page.locator('[data-testid="stExpander"]').filter(has_text="Share this view")
-    if box.locator("details").evaluate("e => !e.open"):
-        box.locator("summary").click()
-    code = box.locator('[data-testid="stCode"]')
+    """The settings of the link in the "Share this view" popover (opened if closed)."""
+    code = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
+    if not code.is_visible():
+        page.get_by_role("button", name="Share this view").click()
     code.wait_for()
     link = code.inner_text().strip()
     return _from_query(urlsplit(link).query), link
