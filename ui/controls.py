@@ -12,7 +12,6 @@ line of help, its options and how they read, its range. This module only lays th
 from __future__ import annotations
 
 import functools
-import html
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -208,22 +207,18 @@ TABLE_ROWS_SHOWN = 8
 _ROWS_CSS = ("<style>.eae-rows{border-collapse:collapse;font-size:0.85rem;width:100%}"
              ".eae-rows th,.eae-rows td{padding:1px 6px;text-align:right;"
              "border-bottom:1px solid rgba(49,51,63,0.12)}.eae-rows th{font-weight:600}"
-             ".eae-rows caption{caption-side:bottom;text-align:left;font-size:0.8rem;"
-             "opacity:0.7}</style>")
+             ".eae-rows-more{font-size:0.8rem;opacity:0.7}</style>")
 
 
 def rows_html(df: pd.DataFrame, columns: list[str], shown_rows: int = TABLE_ROWS_SHOWN) -> str:
-    """A data table's rows as a small read-only HTML table (every cell escaped: cells are
-    what was typed), the first `shown_rows` of them and a line saying how many more."""
-    n = len(df)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["#", *columns])
-    body = "".join(
-        "<tr>" + f"<td>{i + 1}</td>" + "".join(
-            f"<td>{html.escape('' if v is None else str(v))}</td>" for v in df[columns].iloc[i])
-        + "</tr>" for i in range(min(n, shown_rows)))
-    more = (f"<caption>… and {n - shown_rows} more rows (Edit the table)</caption>"
-            if n > shown_rows else "")
-    return f'{_ROWS_CSS}<table class="eae-rows">{more}<tr>{head}</tr>{body}</table>'
+    """A data table's rows as a small read-only HTML table (pandas' `to_html`, every cell
+    escaped: cells are what was typed), the first `shown_rows` of them, rows counted from 1,
+    and a line saying how many more."""
+    head = df[columns].head(shown_rows).set_axis(range(1, min(len(df), shown_rows) + 1))
+    more = len(df) - shown_rows
+    note = (f'<div class="eae-rows-more">… and {more} more rows (Edit the table)</div>'
+            if more > 0 else "")
+    return _ROWS_CSS + head.to_html(escape=True, border=0, classes="eae-rows", na_rep="") + note
 
 
 def _table(p: _Panel, kind: str, columns: tuple[str, ...], base_rows: dict[str, list[Any]],
