@@ -83,7 +83,7 @@ def _service(stats: dict[str, Any]) -> None:
     row[1].metric("Disk hits", f"{stats['disk_hits']:,}")
     row[2].metric("Computed", f"{stats['computations']:,}",
                   help="simulations started for a page's request; "
-                       f"{stats['prefetch_computations']:,} more were started ahead of time "
+                       f"{stats['speculative_computations']:,} more were started ahead of time "
                        "(the Explorer's neighbouring settings)")
     row[3].metric("Joined a run in flight", f"{stats['joined']:,}",
                   help="requests that waited for an identical run already computing")

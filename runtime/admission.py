@@ -24,6 +24,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from dynamics.admission import Fifo
+
 
 class Turns:
     """A fair lock with two classes of waiters (see the module docstring); `taken` counts the
@@ -90,7 +92,9 @@ class Slots:
     Thirty sessions that open a link together run thirty page scripts at once; each holds the
     interpreter lock in short bursts, and the event loop, which answers health checks and
     websockets, waits behind all of them. Admitted one (or a few) at a time, the page runs
-    finish in order and the event loop competes with one thread.
+    finish in order and the event loop competes with one thread. The waiting is a
+    `dynamics.admission.Fifo` (the algorithm of the service's simulation slots too) whose
+    holders are threads.
 
     A run that starts a long wait (a simulation still computing after a moment, a claims
     check) gives its slot up with `leave` and is not admitted again: a slot is never awaited
@@ -106,52 +110,43 @@ class Slots:
     def __init__(self, n: int, lane: Slots | None = None) -> None:
         self.n = n
         self.lane = lane
-        self._cond = threading.Condition()
-        self._queue: list[int] = []  # tickets waiting, in order
-        self._tickets = itertools.count()
-        self._holders: set[int] = set()
+        self._fifo: Fifo[int] = Fifo(n)  # the holders (threads), admitted in arrival order
+        self._lock = threading.Lock()
         self._inside: dict[int, int] = {}  # thread → depth of its `slot()` blocks
         self._diverted: set[int] = set()  # threads moved to `lane` for the rest of their block
-        self.admitted = 0
         self.diverted = 0
 
-    def _acquire(self, me: int) -> None:
-        """Wait for a place among the holders, in arrival order (call with `_cond` held)."""
-        ticket = next(self._tickets)
-        self._queue.append(ticket)
-        try:
-            while len(self._holders) >= self.n or self._queue[0] != ticket:
-                self._cond.wait()
-        finally:
-            self._queue.remove(ticket)
-            self._cond.notify_all()
-        self._holders.add(me)
-        self.admitted += 1
+    @property
+    def admitted(self) -> int:
+        """Places granted so far."""
+        return self._fifo.admitted
+
+    def _enter(self) -> bool:
+        """Count this thread into a block; True if it must wait for a place (outermost)."""
+        me = threading.get_ident()
+        with self._lock:
+            depth = self._inside.get(me, 0)
+            self._inside[me] = depth + 1
+        return depth == 0 and self.n > 0
 
     @contextmanager
     def slot(self) -> Iterator[None]:
         """This thread's slot for the block (waits its turn when all are taken)."""
         me = threading.get_ident()
-        with self._cond:
-            depth = self._inside.get(me, 0)
-            if depth == 0 and self.n > 0:
-                self._acquire(me)
-            self._inside[me] = depth + 1
+        if self._enter():
+            self._fifo.acquire(me)
         try:
             yield
         finally:
             diverted = False
-            with self._cond:
+            with self._lock:
                 self._inside[me] -= 1
                 if self._inside[me] == 0:
                     del self._inside[me]
                     diverted = me in self._diverted
                     self._diverted.discard(me)
-                    if me in self._holders:
-                        self._holders.discard(me)
-                        self._cond.notify_all()
+                    self._fifo.release(me)
             if diverted and self.lane is not None:
-                self.lane.leave()
                 self.lane._forget()
 
     def divert(self) -> bool:
@@ -161,27 +156,23 @@ class Slots:
         a lane or a limit, or when already diverted or left."""
         me = threading.get_ident()
         lane = self.lane
-        with self._cond:
-            if lane is None or self.n <= 0 or me not in self._holders or me in self._diverted:
+        with self._lock:
+            if lane is None or self.n <= 0 or me in self._diverted or \
+                    not self._fifo.holds(me):
                 return False
             self._diverted.add(me)
-            self._holders.discard(me)
             self.diverted += 1
-            self._cond.notify_all()
-        if lane.n > 0:
-            with lane._cond:
-                lane._inside[me] = lane._inside.get(me, 0) + 1
-                lane._acquire(me)
+            self._fifo.release(me)
+        if lane._enter():
+            lane._fifo.acquire(me)
         return True
 
     def leave(self) -> None:
         """Give this thread's slot (and its lane's, when diverted) to the next waiter for the
         rest of its block (before a long wait); a no-op without one."""
         me = threading.get_ident()
-        with self._cond:
-            if me in self._holders:
-                self._holders.discard(me)
-                self._cond.notify_all()
+        self._fifo.release(me)
+        with self._lock:
             diverted = me in self._diverted
         if diverted and self.lane is not None:
             self.lane.leave()
@@ -189,21 +180,18 @@ class Slots:
     def _forget(self) -> None:
         """End this thread's hold on the lane (its page run is over)."""
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             self._inside.pop(me, None)
-            if me in self._holders:
-                self._holders.discard(me)
-                self._cond.notify_all()
+        self._fifo.release(me)
 
     def holds(self) -> bool:
         """Whether this thread holds a place now."""
-        with self._cond:
-            return threading.get_ident() in self._holders
+        return self._fifo.holds(threading.get_ident())
 
     def state(self) -> tuple[int, int]:
         """(holders, waiting) now."""
-        with self._cond:
-            return len(self._holders), len(self._queue)
+        running, waiting, _ = self._fifo.counts()
+        return running, waiting
 
 
 __all__ = ["Slots", "Turns"]

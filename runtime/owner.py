@@ -6,27 +6,32 @@ routes are mounted) or, under plain `streamlit run app.py`, AppTest, the CLI and
 first use (`current()`: no routes, `mounted` False). Pages and `ui/` reach it through
 `current()` only; the routes (`ui.server`) reach it the same way at request time.
 
-It holds: the service (`dynamics.service.Service`: caches, flights, the fair queue,
-speculation), the figure store and its build locks (`runtime.store`), admission (`turns`: the
-interpreter-bound work in arrival order; `pages`: page runs a few at a time, with the `costly`
-lane; `runtime.admission`), the boards of scrub families, neighbours and data edits, the
-uploads being received and the last PNG exports (`runtime.boards`), the reaper of ended
-sessions (`runtime.reaper`), the pages app.py registered and whether the routes are mounted.
+It holds: the service (`dynamics.service.Service`: caches and flights, its slots taken from
+the session-fair queue, `runtime.queue.FairQueue`), the speculative runs
+(`runtime.speculation.Speculator`), the figure store and its build locks (`runtime.store`),
+admission (`turns`: the interpreter-bound work in arrival order; `pages`: page runs a few at a
+time, with the `costly` lane; `runtime.admission`), the boards of scrub families, neighbours
+and data edits, the uploads being received and the last PNG exports (`runtime.boards`), the
+reaper of ended sessions (`runtime.reaper`), the pages app.py registered and whether the
+routes are mounted.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
 import plotly
 
 from dynamics.limits import Limits, Settings, get_limits, get_settings
-from dynamics.service import Service, default_service
+from dynamics.service import Service
 
 from .admission import Slots, Turns
 from .boards import EditBoard, FamilyBoard, PrefetchBoard, SmallLru, UploadLedger
+from .queue import FairQueue
 from .reaper import Reaper
+from .speculation import Speculator
 from .store import MAX_MB, BuildLocks, FigureStore
 
 API = "/api/eae"  # the project's routes (`ui.server`) live under this path
@@ -46,9 +51,11 @@ class Runtime:
         limits = limits if limits is not None else get_limits()
         settings = settings if settings is not None else get_settings()
         self.mounted = mounted  # the project's routes are served (`serve.py`)
-        # the process's service: the library's CLI, sweeps and reproduce in this process use
-        # the same one (`dynamics.service.default_service`)
-        self.service = service if service is not None else default_service()
+        # the server's service: its slots are the session-fair queue (the library's
+        # `default_service()` is for processes without a runtime: the CLI, Dask workers)
+        self.service = service if service is not None else Service(
+            limits=limits, admission=FairQueue(int(limits.max_concurrent or os.cpu_count() or 1)))
+        self.speculation = Speculator(self.service)
         # the figure cache is a part of the memory cache: at most half of it
         self.figures = FigureStore(max_mb=min(MAX_MB, limits.memory_cache_mb / 2))
         self.build_locks = BuildLocks()

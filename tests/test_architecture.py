@@ -218,11 +218,12 @@ def test_every_page_is_a_function_page_of_the_navigation_table() -> None:
 
 
 # ------------------------------------------------------------------ the runtime owns live state
-STATE_FILES = [*_files("ui"), ROOT / "dynamics" / "service.py"]
-#: the library's one process-wide `Service` for processes without a server runtime (the CLI,
-#: reproduce, Dask workers: `dynamics.service.default_service`); a server's runtime takes it as
-#: its service, so one process has one service
-STATE_ALLOWED = {("dynamics/service.py", "_default"), ("dynamics/service.py", "_default_lock")}
+STATE_FILES = [*_files("ui"), *(ROOT / "dynamics" / f"{m}.py"
+                                for m in ("service", "cache", "admission"))]
+#: none: the library's process-wide `Service` for processes without a server runtime (the CLI,
+#: reproduce, Dask workers) is a cached factory (`dynamics.service.default_service`), and a
+#: server's runtime builds its own
+STATE_ALLOWED: set[tuple[str, str]] = set()
 CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Counter"}
 SYNC = {"Lock", "RLock", "Condition", "Event", "Semaphore", "BoundedSemaphore", "local",
         "Thread"}
@@ -316,7 +317,8 @@ def test_no_module_level_mutable_state_outside_the_runtime() -> None:
     reached through `runtime.current()`): ui/ and dynamics/service.py keep none at module
     level, and no callback registry."""
     stateful = _stateful_classes()
-    assert {"FigureStore", "Turns", "Slots", "Reaper", "Service"} <= stateful  # the rule bites
+    assert {"FigureStore", "Turns", "Slots", "Reaper", "Service", "ResultCache", "Fifo",
+            "Speculator"} <= stateful  # the rule bites
     found = [f for p in STATE_FILES for f in _module_state(p, stateful)]
     assert not found, "\n".join(found)
     registry = [p.relative_to(ROOT).as_posix() for p in _files("ui")
@@ -367,6 +369,28 @@ def test_one_trajectory_key() -> None:
     spelled = [k for package in ("dynamics", "viz", "runtime", "ui") for p in _files(package)
                for k in _trajectory_keys(p)]
     assert [k.split(":")[0] for k in spelled] == ["dynamics/trajectory.py"], spelled
+
+
+def test_the_library_service_is_a_cache_with_admission_handed_in() -> None:
+    """`dynamics.service.Service` caches and computes once per key; the server's policies live
+    in `runtime/`: the session-fair queue and its words (`runtime.queue`), the speculative runs
+    per owner (`runtime.speculation`). Neither is named in the library's service, cache or
+    admission, and one waiting algorithm (`dynamics.admission.Fifo`) serves the service's
+    slots and the server's page slots."""
+    words = ("this page", "family:", "prefetch", "owner", "FAMILY")  # the server's words
+    for m in ("service", "cache", "admission"):
+        text = (ROOT / "dynamics" / f"{m}.py").read_text(encoding="utf-8")
+        assert not [w for w in words if w in text], (m, [w for w in words if w in text])
+    from dynamics.admission import Fifo, RunQueue
+    from runtime.admission import Slots
+    from runtime.queue import FairQueue
+
+    assert issubclass(FairQueue, RunQueue) and issubclass(RunQueue, Fifo)
+    assert isinstance(Slots(2)._fifo, Fifo)
+    classes = {n.name for p in [*_files("dynamics"), *_files("runtime")]
+               for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(n, ast.ClassDef)}
+    assert "_Slots" not in classes
 
 
 def test_the_server_module_declares_no_component_before_streamlit_runs() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import runtime
 from devtools.apptest import player_args, player_spec, players, run_page
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "explorer.py")
@@ -249,7 +250,7 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
     built = _prefetch_on_and_figures_spied(monkeypatch)
     at = _app()
     svc = runner.get_service()
-    assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
+    assert runtime.current().speculation.idle(120) and prefetch.warm_idle(120)
     assert (0.05, 0.001) in built  # γ + step, built in the background
     real = svc._simulate
 
@@ -261,7 +262,7 @@ def test_next_step_of_gamma_and_eps_is_prefetched_and_notes_are_shown(monkeypatc
     built.clear()
     at.number_input(key=_key("model.gamma")).set_value(0.05).run()
     assert not at.exception and "leaky ReLU γ = 0.05" in _spec(at)["layout"]["title"]["text"]
-    assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
+    assert runtime.current().speculation.idle(120) and prefetch.warm_idle(120)
     assert (0.05, 0.001) not in simulated  # the run on screen was a cache hit …
     assert (0.05, 0.001) not in built  # … its figure too
     assert (0.1, 0.001) in built  # and the next step up was prepared in turn
@@ -278,14 +279,14 @@ def test_nothing_is_speculated_while_another_session_is_active(monkeypatch):
 
     built = _prefetch_on_and_figures_spied(monkeypatch)
     svc = runner.get_service()
-    assert svc.prefetch_idle(120)
-    before = svc.stats()["prefetch_computations"]
+    assert runtime.current().speculation.idle(120)
+    before = svc.stats()["speculative_computations"]
     prefetch.page_busy("another visitor")
     assert prefetch.shared()
     at = _app()
     assert not at.exception
-    assert svc.prefetch_idle(120) and prefetch.warm_idle(120)
-    assert svc.stats()["prefetch_computations"] == before
+    assert runtime.current().speculation.idle(120) and prefetch.warm_idle(120)
+    assert svc.stats()["speculative_computations"] == before
     assert built == [(0.0, 0.001)]  # the figure on screen only
     monkeypatch.setattr(prefetch, "BUSY_WINDOW_S", 0.0)  # that visitor has gone quiet
     assert not prefetch.shared()

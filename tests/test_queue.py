@@ -1,6 +1,7 @@
-"""The service's queue and sessions (dynamics/service.py) and the run-cost estimate
-(dynamics/cost.py), on a real Service with real simulations: a queued request hears its place
-and expected wait at once and again while it waits, a session runs one simulation at a time,
+"""The service's queue and sessions (dynamics/service.py, dynamics/admission.py, the server's
+runtime/queue.py) and the run-cost estimate (dynamics/cost.py), on a real Service with real
+simulations: a queued request hears its place and expected wait at once and again while it
+waits, a session runs one simulation at a time behind the server's queue (not the library's),
 ending a session cancels its runs and forgets its uploads' results, heavy configs are never
 speculated, and the estimate puts links of huge data above the click threshold."""
 
@@ -13,12 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dynamics.admission import QUEUED, RunQueue
 from dynamics.config import Config
 from dynamics.cost import describe_seconds, estimate_seconds
 from dynamics.limits import Limits
 from dynamics.papers.min import digits_config
-from dynamics.service import QUEUED, Service
+from dynamics.service import Service
 from dynamics.status import Status
+from runtime.queue import FairQueue
+from runtime.speculation import Speculator
 
 WAIT = 120.0
 
@@ -94,9 +98,9 @@ def test_a_queued_request_hears_its_place_and_wait_at_once_and_while_it_waits(
 
 
 def test_one_running_simulation_per_session(tmp_path: Path) -> None:
-    """Two slots free, but the second run of session "s1" waits for its first; another
-    session's run starts at once."""
-    svc = Service(tmp_path, limits=Limits(max_concurrent=2))
+    """The server's queue (`FairQueue`): two slots free, but the second run of session "s1"
+    waits for its first; another session's run starts at once."""
+    svc = Service(tmp_path, limits=Limits(max_concurrent=2), admission=FairQueue(2))
     a = Caller(svc, long_run(3), session="s1")
     callers = [a]
     try:
@@ -111,6 +115,23 @@ def test_one_running_simulation_per_session(tmp_path: Path) -> None:
         assert not running([t for _, t in b.messages])
         a.stop()  # s1's first run ends: its second may start
         b.wait_for(running, timeout=30)
+    finally:
+        for k in callers:
+            k.stop()
+
+
+def test_the_library_queue_has_no_session_rule(tmp_path: Path) -> None:
+    """The library's own queue (`RunQueue`, sweeps and the CLI) admits by arrival only: a
+    session's second run takes the second slot at once."""
+    svc = Service(tmp_path, limits=Limits(max_concurrent=2), admission=RunQueue(2))
+    a = Caller(svc, long_run(13), session="s1")
+    callers = [a]
+    try:
+        a.wait_for(running)
+        b = Caller(svc, long_run(14), session="s1")
+        callers.append(b)
+        texts = b.wait_for(running, timeout=30)
+        assert not any("other run goes first" in m for m in texts), texts
     finally:
         for k in callers:
             k.stop()
@@ -165,11 +186,11 @@ def test_ending_a_session_forgets_the_results_of_its_uploads(tmp_path: Path) -> 
 def test_heavy_configs_are_never_speculated(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EAE_PREFETCH", "1")  # the suite's default is off (tests/conftest.py)
-    svc = Service(tmp_path, limits=Limits(click_to_run_s=1.0))
+    spec = Speculator(Service(tmp_path, limits=Limits(click_to_run_s=1.0)))
     assert estimate_seconds(long_run(8)) > 1.0
-    assert svc.prefetch([long_run(8)]) == 0
-    assert svc.prefetch([Config.from_dict({"model": {"width": 9}})]) == 1
-    assert svc.prefetch_idle(WAIT)
+    assert spec.prefetch([long_run(8)]) == 0
+    assert spec.prefetch([Config.from_dict({"model": {"width": 9}})]) == 1
+    assert spec.idle(WAIT)
 
 
 @pytest.mark.parametrize("link,over", [

@@ -15,7 +15,7 @@ the one on screen to its figure, and hands the others — nearest value first �
 worker: it applies the auto end time where the page would (`dynamics.timescales.
 with_auto_time`, so cache keys match what the page would run), builds the figures of runs
 already cached, and gives the rest to the service's speculative workers under this session's
-name (`Service.prefetch(owner="family:…")`: in parallel while no page's run is going, and one
+name (`runtime.speculation`, owner "family:…": in parallel while no page's run is going, and one
 run at a time at least every `FAMILY_STARVE_S` while pages keep the server busy), whose
 completion builds each figure. A newer family of the same session replaces the older one; a
 session keeps one offer (it holds its trajectory), and when the session ends
@@ -40,10 +40,11 @@ from typing import Any
 import runtime
 from dynamics.config import Config
 from dynamics.cost import estimate_seconds
-from dynamics.service import FAMILY, Service
+from dynamics.service import Service
 from dynamics.status import Status
 from dynamics.timescales import with_auto_time
 from dynamics.trajectory import Trajectory
+from runtime.speculation import FAMILY
 from viz.options import FigureOptions
 
 from . import figures, prefetch, sessions
@@ -219,7 +220,7 @@ def start(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
         k = family.keys[i]
         if k is not None and store.get(k) is None:
             store.expect(k, EXPECT_S)
-    _forget_at_session_end(owner, service)
+    _forget_at_session_end(owner)
     with board.lock:
         board.jobs[owner] = (family, service)
         if board.worker is None or not board.worker.is_alive():
@@ -257,7 +258,7 @@ def offer(family: Family, on_screen: figures.Shown, traj: Trajectory, owner: str
         return None, False
     h = hashlib.sha256("|".join([owner, *(k or "-" for k in family.keys)]).encode())
     fid = h.hexdigest()[:32]
-    _forget_at_session_end(owner, service)
+    _forget_at_session_end(owner)
     board = runtime.current().families
     with board.lock:
         # one offer per session (the figure on its screen): an offer holds its trajectory
@@ -283,23 +284,22 @@ def start_offered(fid: str) -> bool:
     return start(family, on_screen, traj, owner, service)
 
 
-def forget_owner(owner: str, service: Service | None = None) -> None:
+def forget_owner(owner: str) -> None:
     """A session ended: its offers are dropped and its speculative runs cancelled."""
-    board = runtime.current().families
+    rt = runtime.current()
+    board = rt.families
     with board.lock:
         for fid in [f for f, v in board.offers.items() if v[3] == owner]:
             del board.offers[fid]
-        job = board.jobs.pop(owner, None)
-    svc = service or (job[1] if job else None)
-    if svc is not None:
-        svc.prefetch([], owner=f"{FAMILY}{owner}")
+        board.jobs.pop(owner, None)
+    rt.speculation.prefetch([], owner=f"{FAMILY}{owner}")
 
 
-def _forget_at_session_end(owner: str, service: Service) -> None:
+def _forget_at_session_end(owner: str) -> None:
     """When the session running this script is `owner`, forget its offers and cancel its
     family's runs once it ends (`ui.sessions.on_end`; a no-op outside a script run)."""
     if sessions.session_id() == owner:
-        sessions.on_end("family", lambda: forget_owner(owner, service))
+        sessions.on_end("family", lambda: forget_owner(owner))
 
 
 def _run_config(link: Config, auto: bool) -> Config:
@@ -351,7 +351,7 @@ def _prepare(rt: runtime.Runtime, family: Family, service: Service, owner: str) 
             _build(rt, traj, key, family.options, service)
 
     if todo:
-        service.prefetch(todo, owner=f"{FAMILY}{owner}", on_done=done, limit=len(todo))
+        rt.speculation.prefetch(todo, owner=f"{FAMILY}{owner}", on_done=done, limit=len(todo))
 
 
 def _build(rt: runtime.Runtime, traj: Trajectory, planned: str, options: FigureOptions,

@@ -2,9 +2,9 @@
 background prefetch) and the first ones' figures (`ui.figures`), so the next step of a control
 is a cache hit for the run and the figure.
 
-`prefetch` hands configs to `Service.prefetch` (one background run at a time, only while no
-real request runs or waits, cancelled by any) and builds the main figures of the first
-`WARM_FIGURES` in one background thread; `page_busy` (a script run started) drops what has
+`prefetch` hands configs to the runtime's speculation (`runtime.speculation`: background runs
+only while no page's request runs or waits, cancelled by any) and builds the main figures of
+the first `WARM_FIGURES` in one background thread; `page_busy` (a script run started) drops what has
 not begun, so the user's own figure goes first. Off when the server's settings say so
 (`EAE_PREFETCH=0`, e.g. in tests that do not test it), and while the server is shared: when
 another session ran a page in the last `BUSY_WINDOW_S`, nothing is speculated and what was
@@ -50,11 +50,10 @@ def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) ->
         return 0
     rt = runtime.current()
     try:
-        service = rt.service
         if shared():
-            service.prefetch([])  # what an earlier visitor left pending goes too
+            rt.speculation.prefetch([])  # what an earlier visitor left pending goes too
             return 0
-        pending = service.prefetch(list(configs))
+        pending = rt.speculation.prefetch(list(configs))
     except Exception:  # speculative: never break the page
         return 0
     if options is not None:
@@ -62,7 +61,7 @@ def prefetch(configs: Sequence[Config], options: FigureOptions | None = None) ->
         with board.lock:
             board.gen += 1
             sid = sessions.session_id()
-            board.todo = [(c, options, service, board.gen, sid) for c in configs[:WARM_FIGURES]]
+            board.todo = [(c, options, rt.service, board.gen, sid) for c in configs[:WARM_FIGURES]]
             if board.thread is None:
                 board.thread = threading.Thread(target=_warm_loop, args=(rt,), daemon=True,
                                                 name="eae-warm-figures")
@@ -136,7 +135,7 @@ def _warm_loop(rt: runtime.Runtime) -> None:
             continue
         try:
             traj = service.peek(config)
-            if traj is None and service.prefetch_idle(timeout=10.0):
+            if traj is None and rt.speculation.idle(timeout=10.0):
                 traj = service.peek(config)
             with board.lock:
                 stale = gen != board.gen

@@ -29,6 +29,7 @@ from typing import Any
 import streamlit as st
 
 import runtime
+from dynamics.admission import QUEUED
 from dynamics.annotations import Analysis
 from dynamics.config import Config
 from dynamics.config.checks import data_shape
@@ -38,7 +39,7 @@ from dynamics.cost import (
     estimate_seconds,
     interpreted_seconds,
 )
-from dynamics.service import QUEUED, Service, ServiceError
+from dynamics.service import Service, ServiceError
 from dynamics.status import Status
 from dynamics.trajectory import Trajectory
 
