@@ -135,22 +135,6 @@ def choices(config: Config) -> list[tuple[str, str]]:
     return [(c.param, c.label) for c in CONTROLS.values() if c.applies(config)]
 
 
-def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
-               keys: Sequence[str | None], current: int,
-               choices: Sequence[tuple[str, str]] = (),
-               start: str | None = None, widget: str = "") -> dict[str, Any]:
-    """The player's `family`: runs along one control (`param`, its `label`), one payload key
-    per value (None: cannot be computed), `current` the value on screen; `choices` are the
-    (param, label) of the controls the player offers to scrub instead; `start` the offered
-    family's id (`ui.family.offer`), asked for when the visitor reaches for the slider (None:
-    already computing); `widget` the label of the page's slider of the same control, which
-    moves the family while it is dragged (the page's slider reports only its release)."""
-    return {"param": param, "label": label, "values": list(values), "labels": list(labels),
-            "sources": [f"{runtime.API}/fig/{k}" if k else None for k in keys],
-            "current": int(current), "choices": [list(c) for c in choices],
-            "start": f"{runtime.API}/family/{start}" if start else None, "widget": widget}
-
-
 @dataclass(frozen=True)
 class Family:
     """Runs along one control: `values` (sorted), the one on screen (`current`), each value's
@@ -171,11 +155,20 @@ class Family:
 
     def player_arg(self, choices: Sequence[tuple[str, str]] = (),
                    start: str | None = None) -> dict[str, Any]:
-        """The player's `family` argument; `start` is the id `offer` gave (the player asks
-        the server to compute the family when the visitor first reaches for the slider)."""
-        return family_arg(self.control.param, self.control.label, self.values,
-                          [self.control.fmt(v) for v in self.values], self.keys, self.current,
-                          choices, start, widget=self.control.widget)
+        """The player's `family`: runs along one control (its param and label), each value
+        with its words and its figure's address (None: cannot be computed), `current` the
+        value on screen; `choices` are the (param, label) of the controls the player offers
+        to scrub instead; `start` the id `offer` gave, asked for when the visitor reaches for
+        the slider (None: already computing); `widget` the label of the page's slider of the
+        same control, which moves the family while it is dragged (the page's slider reports
+        only its release)."""
+        c = self.control
+        return {"param": c.param, "label": c.label, "values": list(self.values),
+                "labels": [c.fmt(v) for v in self.values],
+                "sources": [f"{runtime.API}/fig/{k}" if k else None for k in self.keys],
+                "current": int(self.current), "choices": [list(x) for x in choices],
+                "start": f"{runtime.API}/family/{start}" if start else None,
+                "widget": c.widget}
 
 
 def plan(link_config: Config, param: str, *, auto: bool,
@@ -387,5 +380,5 @@ def nearest(values: Sequence[float], value: float) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - value))
 
 
-__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "family_arg", "forget_owner",
+__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "forget_owner",
            "idle", "nearest", "offer", "plan", "session_owner", "start", "start_offered"]
