@@ -106,9 +106,9 @@ LAZY = 1.5  # a run whose largest ‖w_j‖ never exceeds this times its start: 
 
 
 # a paper's phases the sentences describe in their own words (over the run's story phase):
-# each paper declares them, `Paper.phase_text`
+# each paper declares them, `Paper.phase_text` (those with a sentence, `PhaseText.says`)
 PAPER_TEXT: dict[str, PhaseText] = {name: text for paper in PAPERS.values()
-                                    for name, text in paper.phase_text.items()}
+                                    for name, text in paper.phase_text.items() if text.says}
 OWN = frozenset(PAPER_TEXT)
 
 

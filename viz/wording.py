@@ -1,8 +1,9 @@
 """Plain words for what the figures draw: phases, time markers, theory directions and legend
 entries, each with the paper's own name and symbols kept for the hover.
 
-A phase's plain name is `Phase.plain` when the analysis gives one (the papers name their
-phases), else the table here; unknown names are shown as they are. Directions are named by
+A phase's plain name is `Phase.plain` when the analysis gives one, else the table here (the
+phases every run is read for) or the paper's own (`Paper.phase_text`: each paper names its
+phases in its module); unknown names are shown as they are. Directions are named by
 what they mean for the neurons ("where positive neurons go"), by name first, then by kind.
 Pure tables and lookups: nothing here reads a trajectory.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dynamics.annotations import Direction, Phase, TimeMarker
+from dynamics.papers import PAPERS
 
 from .style import phase_key
 
@@ -37,19 +39,13 @@ PHASE_WORDS: dict[str, PhaseWords] = {
     "initial plateau": PhaseWords("loss flat at first", "loss flat"),
     "plateau": PhaseWords("loss stalls", "stalls"),
     "accuracy plateau": PhaseWords("accuracy stuck", "acc. stuck"),
-    "OLS plateau": PhaseWords("stuck on the least-squares fit", "stuck",
-                              "Boursier & Flammarion"),
     "saddle escape": PhaseWords("loss starts to fall", "escape"),
-    "Phase I": PhaseWords("I: neurons condense", "I: bunch up", "Wang & Ma", "I"),
-    "Phase II": PhaseWords("II: accuracy plateau", "II: plateau", "Wang & Ma", "II"),
-    "Phase III": PhaseWords("III: + neurons leave x₋", "III: + off x₋", "Wang & Ma", "III"),
-    "Phase IV": PhaseWords("IV: − neurons return to x₊", "IV: − on x₊", "Wang & Ma", "IV"),
-    "early phase": PhaseWords("neurons line up, the net acts linear", "neurons line up"),
-    "late phase": PhaseWords("margin grows, neurons turn to the widest-margin line",
-                             "margin grows"),
-    "saddle (one group fitted)": PhaseWords("one sign fitted, the other waits",
-                                            "one sign fitted"),
 }
+"""The phases every run is read for (`dynamics.phases`), in plain words."""
+PAPER_WORDS: dict[str, PhaseWords] = {
+    name: PhaseWords(text.plain, text.short or text.plain, paper.short, text.tag)
+    for paper in PAPERS.values() for name, text in paper.phase_text.items()}
+"""A paper's own phases, in its words (`Paper.phase_text`), named as by the paper."""
 
 # generic phases that restate what a curve shows: folded into the hover of a drawn phase
 # that covers them instead of a strip row of their own
@@ -68,12 +64,13 @@ MARKER_WORDS: dict[str, str] = {
 
 
 def phase_words(phase: Phase | str) -> PhaseWords:
-    """Plain words of a phase: the analysis' own (`phase.plain`, when the papers give one),
-    else the table's, else the name itself."""
+    """Plain words of a phase: the analysis' own (`phase.plain`), else the table's or its
+    paper's (`PAPER_WORDS`), else the name itself."""
     name = phase if isinstance(phase, str) else phase.name
     key = phase_key(name)
-    known = PHASE_WORDS.get(key) or next(
-        (w for k, w in PHASE_WORDS.items() if k.casefold() == key.casefold()), None)
+    known = PHASE_WORDS.get(key) or PAPER_WORDS.get(key) or next(
+        (w for table in (PHASE_WORDS, PAPER_WORDS) for k, w in table.items()
+         if k.casefold() == key.casefold()), None)
     own = None if isinstance(phase, str) else getattr(phase, "plain", None)
     if own:
         return PhaseWords(str(own), known.short if known else str(own),
@@ -137,5 +134,5 @@ MAX_LEGEND = 7  # entries per figure; the rest are named on hover
 
 
 __all__ = ["DIRECTION_KINDS", "DIRECTION_NAMES", "FOLDABLE", "LEGEND_WORDS", "MARKER_WORDS",
-           "MAX_LEGEND", "PHASE_WORDS", "STORY", "PhaseWords", "direction_words",
+           "MAX_LEGEND", "PAPER_WORDS", "PHASE_WORDS", "STORY", "PhaseWords", "direction_words",
            "marker_words", "phase_words"]

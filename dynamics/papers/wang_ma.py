@@ -72,20 +72,23 @@ PHASES = ("Phase I", "Phase II", "Phase III", "Phase IV")
 PHASE_TEXT: dict[str, PhaseText] = {
     "Phase I": PhaseText(
         "I: neurons bunch up, loss starts to fall",
-        "{plain}: the active neurons gather onto two directions ({directions}); loss {loss}."),
+        "{plain}: the active neurons gather onto two directions ({directions}); loss {loss}.",
+        short="I: bunch up", tag="I"),
     "Phase II": PhaseText(
         "II: accuracy stuck on a plateau",
         "{plain}: the training accuracy stays at {acc:.0%} ({accuracy_panel}) while the norms "
-        "grow ({grow})."),
+        "grow ({grow}).", short="II: plateau", tag="II"),
     "Phase III": PhaseText(
         "III: positive neurons let go of x₋",
         "{plain}: positive neurons stop being active on x₋ ({n_active:.0f} active); loss "
-        "{loss}."),
+        "{loss}.", short="III: + off x₋", tag="III"),
     "Phase IV": PhaseText(
         "IV: negative neurons come back to x₊",
-        "{plain}: negative neurons become active on x₊ again; the loss falls on ({loss})."),
+        "{plain}: negative neurons become active on x₊ again; the loss falls on ({loss}).",
+        short="IV: − on x₊", tag="IV"),
 }
-"""Each phase's plain words (`Phase.plain`) and the commentary's sentence in it."""
+"""Each phase's plain words (`Phase.plain`), the commentary's sentence in it, the strip's short
+words and the tag the page defines (I … IV)."""
 ORDER = "I → II → III → IV"
 NUMBERS: dict[str, Published] = {
     # no published phase times: the order is what the reviewers describe
