@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import runtime
+from dynamics import ladders
 from dynamics.config import Config
 from dynamics.cost import estimate_seconds
 from dynamics.service import FAMILY, Service
@@ -47,12 +48,13 @@ from dynamics.trajectory import Trajectory
 from viz.options import FigureOptions
 
 from . import figures, prefetch, sessions
-from .settings import eps_ladder, setting
+from .settings import eps_ladder, setting, stepped
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
 EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
 LADDER_HALF = 8  # ε: this many of the slider's steps each side of the value on screen
 AUTO_START_S = 3.0  # a family estimated at most this (s of one core) starts with its figure
+ANGLE_STEP = 10.0  # an angle's family: every this many degrees (17 values)
 MEMBER_OVERHEAD_S = 0.04  # a member's analysis and figure (s), besides its simulation
 
 
@@ -71,29 +73,30 @@ class Control:
     widget: str = ""  # the label of the sidebar slider that moves the family while dragged
 
 
-def _with_current(values: Sequence[float], current: float) -> list[float]:
-    return sorted({*(float(v) for v in values), float(current)})
-
-
 def _eps_ladder(c: Config) -> list[float]:
     """The sidebar slider's ε values (`ui.settings.eps_ladder`) nearest the current one,
     LADDER_HALF each side."""
-    ladder = eps_ladder(float(c.init.scale))
-    i = nearest(ladder, float(c.init.scale))
-    return _with_current(ladder[max(0, i - LADDER_HALF):i + LADDER_HALF + 1], c.init.scale)
+    eps = float(c.init.scale)
+    ladder = eps_ladder(eps)
+    i = nearest(ladder, eps)
+    return ladders.with_value(ladder[max(0, i - LADDER_HALF):i + LADDER_HALF + 1], eps)
 
 
 def _gamma_ladder(c: Config) -> list[float]:
-    return _with_current([round(0.05 * k, 2) for k in range(21)], c.model.gamma)
+    """γ's field steps over its range (`ui.settings.stepped`: 0, 0.05, …, 1)."""
+    return ladders.with_value(stepped("model.gamma"), float(c.model.gamma))
 
 
 def _signal_angles(c: Config) -> list[float]:
-    return _with_current([float(a) for a in range(10, 171, 10)], c.data.angle_deg)  # type: ignore[union-attr]
+    """10°, 20°, …, 170° (the angle is in (0°, 180°))."""
+    return ladders.with_value(ladders.steps(ANGLE_STEP, 180.0 - ANGLE_STEP, ANGLE_STEP),
+                              float(c.data.angle_deg))  # type: ignore[union-attr]
 
 
 def _point_angles(c: Config) -> list[float]:
+    """Point 1's angle and 8 steps of ANGLE_STEP each side."""
     a0 = float(c.data.angles_deg[0])  # type: ignore[union-attr]
-    return _with_current([a0 + 10.0 * k for k in range(-8, 9)], a0)
+    return ladders.with_value((a0 + ANGLE_STEP * k for k in range(-8, 9)), a0)
 
 
 def _set(c: Config, path: str, value: Any) -> Config:

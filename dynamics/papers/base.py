@@ -437,15 +437,12 @@ class Paper:
 
 
 # ----------------------------------------------------------------------------- shared knobs
-EPS_OPTIONS = ladders.EPS  # the Explorer's ε slider's ladder
-
-
 def scale_width_gamma_knobs(symbol: str = "ε") -> tuple[Knob, ...]:
     """Init scale (named `symbol`, as the paper does), width m and leaky slope γ, each
     starting at the preset's value (the knobs of Min et al.'s and Boursier & Flammarion's
     sections)."""
     return (
-        Knob("eps", f"init scale {symbol}", "init.scale", options=EPS_OPTIONS,
+        Knob("eps", f"init scale {symbol}", "init.scale", options=ladders.EPS,
              format="%g", help="Size of the initial weights. Smaller: a longer alignment "
                                "phase, with norms tiny for longer."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1,

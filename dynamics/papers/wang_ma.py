@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import phases, theory
+from .. import ladders, phases, theory
 from ..annotations import Direction, Phase, PhaseText, TimeMarker
 from ..config import Config, ConfigError
 from ..kernels import KINK_REL
@@ -1246,7 +1246,7 @@ PAPER = Paper(
              max_value=89.0, step=1.0, format="%g",
              help="A small angle keeps the two signals hard to tell apart: the four phases "
                   "need it."),
-        Knob("std", "first-layer init std", "init.scale", options=(1e-5, 1e-4, 1e-3, 1e-2),
+        Knob("std", "first-layer init std", "init.scale", options=ladders.decades(1e-5, 1e-2),
              format="%g", help="Spread of the Gaussian first-layer weights (the output "
                                "layer is frozen at ±1/√m)."),
     ),
