@@ -56,12 +56,15 @@ class PhaseText:
 
 @dataclass(frozen=True)
 class TimeMarker:
-    """A single time: a predicted bound (dashed) or a detected event (solid)."""
+    """A single time: a predicted bound (dashed) or a detected event (solid). `name` is the
+    paper's own (hovers show it), `plain` what it marks in plain words, set by the paper that
+    adds it ("theory: alignment time")."""
 
     name: str
     time: float
     source: Source = "predicted"
     note: str = ""
+    plain: str = ""  # "": the words of the markers every run gets (`viz.wording`), or the name
 
 
 @dataclass(frozen=True)

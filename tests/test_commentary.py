@@ -208,3 +208,26 @@ def test_wording_names_only_the_generic_phases_and_each_paper_names_its_own():
             assert PAPER_WORDS[name].source == paper.short
     assert phase_words(Phase("Phase IV", 0.0, 1.0, plain="x")).short == "IV: − on x₊"
     assert phase_words("Phase IV").tag == "IV"
+
+
+def test_a_papers_markers_carry_their_own_words():
+    """viz.wording's marker table holds only the markers every run gets (`dynamics.phases`);
+    a paper's marker says its words itself (`TimeMarker.plain`), as Min et al.'s bound and
+    cone time do on their preset."""
+    import inspect
+
+    from dynamics import phases
+    from dynamics.analysis import analyse
+    from dynamics.papers import PAPERS
+    from viz.wording import MARKER_WORDS, marker_words
+
+    assert all(f'TimeMarker("{name}"' in inspect.getsource(phases) for name in MARKER_WORDS)
+    an = analyse(simulate(PAPERS["min"].presets(True)["toy_2d_alpha1e-6"]))
+    said = {m.name: marker_words(m) for m in an.markers}
+    assert said["Min et al. T bound"] == "theory: aligned by T"
+    assert said["Min et al. cones reached"] == "neurons in their cones"
+    assert not set(said) - set(MARKER_WORDS) - {"Min et al. T bound", "Min et al. cones reached"}
+    assert marker_words(TimeMarker("Min et al. T bound", 1.0, plain="theory: aligned by T")) \
+        == "theory: aligned by T"
+    assert marker_words(TimeMarker("saddle escape", 1.0)) == "loss starts to fall"
+    assert marker_words(TimeMarker("a paper's event (predicted)", 1.0)) == "a paper's event"

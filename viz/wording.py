@@ -56,11 +56,9 @@ MARKER_WORDS: dict[str, str] = {
     "saddle escape": "loss starts to fall",
     "plateau escape": "loss leaves a plateau",
     "patterns settle": "patterns settle",
-    "Min et al. T bound": "theory: aligned by T",
-    "Min et al. cones reached": "neurons in their cones",
-    "ln(1/λ)/‖γ_[n]‖": "theory: alignment time",
-    "Phase IV (predicted)": "theory: Phase IV",
 }
+"""The markers every run gets (`dynamics.phases`), in plain words; a paper's markers carry
+their own (`TimeMarker.plain`)."""
 
 
 def phase_words(phase: Phase | str) -> PhaseWords:
@@ -79,11 +77,11 @@ def phase_words(phase: Phase | str) -> PhaseWords:
 
 
 def marker_words(marker: TimeMarker | str) -> str:
-    """Plain words of a time marker (its own `plain` if it has one, else the table's)."""
+    """Plain words of a time marker (its own `plain` if it has one, else the table's, else
+    its name)."""
     name = marker if isinstance(marker, str) else marker.name
-    own = None if isinstance(marker, str) else getattr(marker, "plain", None)
-    if own:
-        return str(own)
+    if not isinstance(marker, str) and marker.plain:
+        return marker.plain
     if name in MARKER_WORDS:
         return MARKER_WORDS[name]
     if name.startswith("last activation change"):

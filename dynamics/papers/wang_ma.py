@@ -1086,7 +1086,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         t_pred, why = predicted_reactivation(traj)
         if t_pred is not None:
             out.markers.append(TimeMarker("Phase IV (predicted)", t_pred, "predicted",
-                                          "[derived] " + why))
+                                          "[derived] " + why, "theory: Phase IV"))
         else:
             out.notes.append("predicted Phase IV: " + why)
     return out
