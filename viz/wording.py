@@ -1,9 +1,10 @@
 """Plain words for what the figures draw: phases, time markers, theory directions and legend
 entries, each with the paper's own name and symbols kept for the hover.
 
-A phase's plain name is `Phase.plain` when the analysis gives one, else the table here (the
-phases every run is read for) or the paper's own (`Paper.phase_text`: each paper names its
-phases in its module); unknown names are shown as they are. Directions are named by
+A phase's plain name is `Phase.plain` when the analysis gives one, else its detector's (the
+phases every run is read for: `dynamics.phases.PLAIN`, with the strip's short words here) or
+its paper's (`Paper.phase_text`: each paper names its phases in its module); unknown names
+are shown as they are. Directions are named by
 what they mean for the neurons ("where positive neurons go"), by name first, then by kind.
 Pure tables and lookups: nothing here reads a trajectory.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from dynamics.annotations import Direction, Phase, TimeMarker
 from dynamics.papers import PAPERS
+from dynamics.phases import PLAIN
 
 from .style import phase_key
 
@@ -31,14 +33,19 @@ class PhaseWords:
     tag: str = ""
 
 
+SHORT: dict[str, str] = {
+    "alignment": "neurons turn",
+    "fitting": "loss falls",
+    "convergence": "fitted",
+    "settled": "settled",
+    "initial plateau": "loss flat",
+    "plateau": "stalls",
+    "accuracy plateau": "acc. stuck",
+}
+"""The strip's short words of the phases every run is read for (their plain words are
+`dynamics.phases.PLAIN`, what `Phase.plain` says)."""
 PHASE_WORDS: dict[str, PhaseWords] = {
-    "alignment": PhaseWords("neurons turn, norms tiny", "neurons turn"),
-    "fitting": PhaseWords("norms grow, loss falls", "loss falls"),
-    "convergence": PhaseWords("fitted, loss → 0", "fitted"),
-    "settled": PhaseWords("loss settles above zero", "settled"),
-    "initial plateau": PhaseWords("loss flat at first", "loss flat"),
-    "plateau": PhaseWords("loss stalls", "stalls"),
-    "accuracy plateau": PhaseWords("accuracy stuck", "acc. stuck"),
+    **{name: PhaseWords(plain, SHORT[name]) for name, plain in PLAIN.items()},
     "saddle escape": PhaseWords("loss starts to fall", "escape"),
 }
 """The phases every run is read for (`dynamics.phases`), in plain words."""
@@ -132,5 +139,5 @@ MAX_LEGEND = 7  # entries per figure; the rest are named on hover
 
 
 __all__ = ["DIRECTION_KINDS", "DIRECTION_NAMES", "FOLDABLE", "LEGEND_WORDS", "MARKER_WORDS",
-           "MAX_LEGEND", "PAPER_WORDS", "PHASE_WORDS", "STORY", "PhaseWords", "direction_words",
-           "marker_words", "phase_words"]
+           "MAX_LEGEND", "PAPER_WORDS", "PHASE_WORDS", "SHORT", "STORY", "PhaseWords",
+           "direction_words", "marker_words", "phase_words"]
