@@ -63,6 +63,7 @@ from ..phases import PhaseRules
 from ..readouts import network_output
 from ..trajectory import Trajectory
 from .base import (
+    WIDTH_KNOB,
     BuiltinSweep,
     Comparison,
     Knob,
@@ -1091,8 +1092,7 @@ PAPER = Paper(
         Knob("eps", "init scale λ", "init.scale", options=ladders.EPS,
              format="%g", help="Size of the initial weights. Larger: earlier escapes, and "
                                "a limit further from the minimum-variation-norm one."),
-        Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
-             step=10, convert=int, back=int, help="Number of hidden neurons."),
+        WIDTH_KNOB,
     ),
     showcases=(
         Showcase("orthogonal_4", "Boursier et al. 2022 · saddle to saddle",

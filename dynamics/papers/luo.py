@@ -76,6 +76,7 @@ PHASE_TEXT: dict[str, PhaseText] = {
     "condensation": PhaseText("neurons gather on a few orientations"),
 }
 """The phase's plain words (`Phase.plain`)."""
+POWERS = (0.0, 0.25, 0.5, 1.0, 1.5)  # the knobs' exponents a and w of β₁ = m⁻ᵃ, β₂ = m⁻ʷ
 TOLERANCES = {"slope_tol": 0.15, "mass": 0.9, "gap_deg": 5.0, "max_orientations": 8.0}
 """`slope_tol`: the median over seeds of the fitted exponent of sup RD in m lies within 0.15
 of (D1)'s — at widths 32 and 128 RD fluctuates by ~1/√m between seeds (0.1–0.2 in a single
@@ -488,11 +489,11 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("a_power", "output-weight power a (β₁ = m⁻ᵃ)", "init.a_power",
-             options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
+        Knob("a_power", "output-weight power a (β₁ = m⁻ᵃ)", "init.a_power", options=POWERS,
+             format="%g",
              help="Larger: smaller output weights (γ and γ' grow)."),
-        Knob("w_power", "input-weight power w (β₂ = m⁻ʷ)", "init.w_power",
-             options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
+        Knob("w_power", "input-weight power w (β₂ = m⁻ʷ)", "init.w_power", options=POWERS,
+             format="%g",
              help="Larger: smaller input weights (γ grows, γ' falls)."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
              step=32, convert=int, back=int,
