@@ -81,11 +81,13 @@ def _help(path: str) -> str:
     return SETTINGS[path].help
 
 
-def _number(problems: list[tuple[str, str]], path: str, label: str, *, step: float = 1.0,
-            default: float = 0.0) -> float:
-    """A number field that takes what is typed; a rejected value gets its message right under
-    the field (and the run waits: it joins `problems`), the page's default standing in."""
-    value, problem = number_field(label, _key(path), RULES[path], step=step, help=_help(path))
+def _number(problems: list[tuple[str, str]], path: str, label: str, *,
+            step: float | None = None, default: float = 0.0) -> float:
+    """A number field that takes what is typed (stepping by the settings table's step unless
+    `step` says otherwise); a rejected value gets its message right under the field (and the
+    run waits: it joins `problems`), the page's default standing in."""
+    value, problem = number_field(label, _key(path), RULES[path], help=_help(path),
+                                  step=SETTINGS[path].step if step is None else step)
     if problem:
         problems.append((path, problem))
         st.error(problem)
@@ -139,8 +141,7 @@ def _data_inputs(problems: list[tuple[str, str]], w: dict[str, Any]) -> None:
         with c2:
             w["cls_b"] = st.selectbox("digit (−1)", list(range(10)),
                                       key=_key("data.classes.1"), help=_help("data.classes.1"))
-        w["n_per"] = _number(problems, "data.n_per_class", "images per class (0: all, ≈180)",
-                             step=10)
+        w["n_per"] = _number(problems, "data.n_per_class", "images per class (0: all, ≈180)")
         w["centre"] = st.checkbox("centre (subtract the mean image)", key=_key("data.centre"),
                                   help=_help("data.centre"))
         return
@@ -162,11 +163,9 @@ def _model_inputs(problems: list[tuple[str, str]], w: dict[str, Any]) -> None:
     """Width, γ, the initialisation and the loss, into `w`."""
     c1, c2 = st.columns(2)
     with c1:
-        w["width"] = _number(problems, "model.width", "width m", step=10,
-                             default=DEFAULT.model.width)
+        w["width"] = _number(problems, "model.width", "width m", default=DEFAULT.model.width)
     with c2:
-        w["gamma"] = _number(problems, "model.gamma", "leaky slope γ",
-                             step=SETTINGS["model.gamma"].step)
+        w["gamma"] = _number(problems, "model.gamma", "leaky slope γ")
     c1, c2 = st.columns(2)
     with c1:
         w["scheme"] = st.selectbox("initialisation",  # the two schemes of Min et al.'s setting
@@ -199,18 +198,17 @@ def _training_inputs(problems: list[tuple[str, str]], w: dict[str, Any]) -> None
                                     help=_help("integrator.method"))
     c1, c2 = st.columns(2)
     with c1:
+        # the page's runs end by t = 2: finer steps than the table's 10
         w["t_end"] = _number(problems, "integrator.t_end", "end time t", step=0.5,
                              default=DEFAULT.integrator.t_end)
     with c2:
         if method == "gd":
-            w["lr"] = _number(problems, "integrator.lr", "step η", step=1e-3,
-                              default=DEFAULT.integrator.lr)
+            w["lr"] = _number(problems, "integrator.lr", "step η", default=DEFAULT.integrator.lr)
         else:
             w["lr"] = float(st.session_state.get(_key("integrator.lr"), DEFAULT.integrator.lr))
     c1, c2 = st.columns(2)
     with c1:
-        w["frames"] = _number(problems, "record.frames", "frames", step=20,
-                              default=DEFAULT.record.frames)
+        w["frames"] = _number(problems, "record.frames", "frames", default=DEFAULT.record.frames)
     with c2:
         w["seed"] = _number(problems, "seed", "seed")
     w["time_axis"] = st.radio("time axis", RealDataView.options("time_axis"),

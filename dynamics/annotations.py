@@ -37,26 +37,34 @@ class Phase:
 @dataclass(frozen=True)
 class PhaseText:
     """A paper's words for one of its phases (`Paper.phase_text`, by phase name): `plain`, its
-    `Phase.plain`; `says`, the commentary's sentence for a frame inside it (`viz.commentary`),
-    a `str.format` template of that frame's values — {plain}, {big} (largest ‖w_j‖), {grow}
-    (its factor since t = 0), {loss}, {loss0}, {acc} (training accuracy, a fraction),
-    {n_active}, {end} (the phase's end) — and of where the figure shows them: {directions},
-    {norms_panel}, {loss_panel}, {accuracy_panel}; `says_until`: the sentence while the phase
-    ends before the run does ("": `says`)."""
+    `Phase.plain`; `says`, the commentary's sentence for a frame inside it (`viz.commentary`;
+    "": the sentence every phase gets), a `str.format` template of that frame's values —
+    {plain}, {big} (largest ‖w_j‖), {grow} (its factor since t = 0), {loss}, {loss0}, {acc}
+    (training accuracy, a fraction), {n_active}, {end} (the phase's end) — and of where the
+    figure shows them: {directions}, {norms_panel}, {loss_panel}, {accuracy_panel};
+    `says_until`: the sentence while the phase ends before the run does ("": `says`);
+    `short`: the phase strip's words when `plain` does not fit ("": `plain`); `tag`: the
+    paper's own short name ("IV"), inside a block too narrow for any words (the paper's page
+    defines it)."""
 
     plain: str
-    says: str
+    says: str = ""
     says_until: str = ""
+    short: str = ""
+    tag: str = ""
 
 
 @dataclass(frozen=True)
 class TimeMarker:
-    """A single time: a predicted bound (dashed) or a detected event (solid)."""
+    """A single time: a predicted bound (dashed) or a detected event (solid). `name` is the
+    paper's own (hovers show it), `plain` what it marks in plain words, set by the paper that
+    adds it ("theory: alignment time")."""
 
     name: str
     time: float
     source: Source = "predicted"
     note: str = ""
+    plain: str = ""  # "": the words of the markers every run gets (`viz.wording`), or the name
 
 
 @dataclass(frozen=True)

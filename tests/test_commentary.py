@@ -52,7 +52,7 @@ def test_a_paper_phase_takes_precedence_and_no_analysis_still_speaks(traj):
     an = Analysis(phases=(Phase("fitting", 1.0, 40.0), Phase("OLS plateau", 10.0, 40.0)))
     got = captions(traj, an, [0, _at(traj, 5.0), _at(traj, 20.0)])
     assert got[1].startswith("Norms grow, loss falls")
-    assert got[2].startswith("Stuck on the least-squares fit")
+    assert got[2].startswith("Stuck on the least-squares line")  # the paper's words
     bare = captions(traj, None, [0, traj.n_frames - 1])
     assert bare[0].startswith("Start:") and bare[1].startswith("Largest ‖w‖")
 
@@ -166,7 +166,7 @@ def test_each_paper_declares_its_phases_words_and_the_sentences_read_them(traj):
             for text in (said.says, said.says_until):
                 used = {f for _, f, _, _ in string.Formatter().parse(text) if f}
                 assert used <= fields, (p.key, name, used - fields)
-            assert said.plain and said.says, (p.key, name)
+            assert said.plain, (p.key, name)
     own = dataclasses.replace(commentary.PAPER_TEXT["Phase III"],
                               says="{plain}: a made-up sentence, loss {loss}.")
     an = Analysis(phases=(Phase("fitting", 1.0, 40.0),
@@ -179,3 +179,55 @@ def test_each_paper_declares_its_phases_words_and_the_sentences_read_them(traj):
         commentary.PAPER_TEXT["Phase III"] = old
     assert text.startswith("III: words: a made-up sentence, loss "), text
     assert isinstance(own, PhaseText)
+
+
+def test_wording_names_only_the_generic_phases_and_each_paper_names_its_own():
+    """A paper is one file: viz.wording's table holds the phases every run is read for
+    (`dynamics.phases`), and every phase a paper's module draws (`Phase("…", …)` in its
+    source) is declared there, in `Paper.phase_text`, whose words the strip shows (its short
+    words and tag, named as by the paper)."""
+    import ast
+    import inspect
+
+    from dynamics import phases
+    from dynamics.papers import PAPERS
+    from viz.wording import PAPER_WORDS, PHASE_WORDS
+
+    assert set(PHASE_WORDS) == {*phases.PLAIN, "saddle escape"}
+    for paper in PAPERS.values():
+        tree = ast.parse(inspect.getsource(inspect.getmodule(paper.annotate)))
+        drawn = {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and getattr(n.func, "id", "") == "Phase" and n.args
+                 and isinstance(n.args[0], ast.Constant)}
+        assert drawn <= set(paper.phase_text), (paper.key, drawn - set(paper.phase_text))
+        assert not set(paper.phase_text) & set(PHASE_WORDS), paper.key
+        for name, text in paper.phase_text.items():
+            w = phase_words(Phase(name, 0.0, 1.0, plain=text.plain))
+            assert (w.plain, w.short, w.tag) == (text.plain, text.short or text.plain,
+                                                  text.tag)
+            assert PAPER_WORDS[name].source == paper.short
+    assert phase_words(Phase("Phase IV", 0.0, 1.0, plain="x")).short == "IV: − on x₊"
+    assert phase_words("Phase IV").tag == "IV"
+
+
+def test_a_papers_markers_carry_their_own_words():
+    """viz.wording's marker table holds only the markers every run gets (`dynamics.phases`);
+    a paper's marker says its words itself (`TimeMarker.plain`), as Min et al.'s bound and
+    cone time do on their preset."""
+    import inspect
+
+    from dynamics import phases
+    from dynamics.analysis import analyse
+    from dynamics.papers import PAPERS
+    from viz.wording import MARKER_WORDS, marker_words
+
+    assert all(f'TimeMarker("{name}"' in inspect.getsource(phases) for name in MARKER_WORDS)
+    an = analyse(simulate(PAPERS["min"].presets(True)["toy_2d_alpha1e-6"]))
+    said = {m.name: marker_words(m) for m in an.markers}
+    assert said["Min et al. T bound"] == "theory: aligned by T"
+    assert said["Min et al. cones reached"] == "neurons in their cones"
+    assert not set(said) - set(MARKER_WORDS) - {"Min et al. T bound", "Min et al. cones reached"}
+    assert marker_words(TimeMarker("Min et al. T bound", 1.0, plain="theory: aligned by T")) \
+        == "theory: aligned by T"
+    assert marker_words(TimeMarker("saddle escape", 1.0)) == "loss starts to fall"
+    assert marker_words(TimeMarker("a paper's event (predicted)", 1.0)) == "a paper's event"

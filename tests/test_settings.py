@@ -188,3 +188,31 @@ def test_a_run_from_a_tiny_init_advises_a_larger_one():
                                       "integrator": {"t_end": 1.0}, "record": {"frames": 4}}))
     assert traj.status == "diverged", traj.message  # gf's error control underflows
     assert "Raise the init scale ε" in traj.message and "Lower" not in traj.message
+
+
+def test_one_home_per_ladder():
+    """Every ladder is declared once (`dynamics.ladders`, the table's steps and ranges) and the
+    scrub family, the papers' knobs and the γ buttons read it: γ's family is the field's steps
+    over the config's range, the current value added; Wang & Ma's σ knob is the ε ladder's
+    whole decades; the knobs' γ step is the table's."""
+    from dynamics import ladders
+    from dynamics.papers import PAPERS
+    from ui import controls, family
+
+    assert ladders.steps(0.0, 1.0, 0.05) == tuple(round(0.05 * k, 2) for k in range(21))
+    assert ladders.steps(10.0, 175.0, 10.0)[-1] == 170.0  # never past hi
+    assert ladders.decades(1e-5, 1e-2) == (1e-5, 1e-4, 1e-3, 1e-2)
+    assert set(ladders.decades(0.0, 1.0)) <= set(ladders.EPS)
+    gamma = S.setting("model.gamma")
+    assert gamma.step == ladders.GAMMA_STEP and S.span("model.gamma") == (0.0, 1.0)
+    assert S.stepped("model.gamma") == ladders.steps(0.0, 1.0, ladders.GAMMA_STEP)
+    assert controls.GAMMA_RANGE == S.span("model.gamma")
+    for g in (0.0, 0.35, 0.03):
+        c = Config.from_dict({"model": {"gamma": g}})
+        got = family.CONTROLS["model.gamma"].ladder(c)
+        assert got == sorted({*S.stepped("model.gamma"), g}), (g, got)
+    with pytest.raises(ValueError):  # an open range has no first step
+        S.stepped("data.angle_deg")
+    knobs = {(p.key, k.key): k for p in PAPERS.values() for k in p.knobs}
+    assert knobs[("wang_ma", "std")].options == ladders.decades(1e-5, 1e-2)
+    assert all(k.step == ladders.GAMMA_STEP for (_p, key), k in knobs.items() if key == "gamma")

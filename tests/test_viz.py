@@ -181,7 +181,7 @@ def test_phases_in_one_strip_and_markers_on_every_time_axis(traj):
 
 
 def test_strip_rows_and_lanes_never_overlap(traj):
-    from viz.phase_strip import plan_strip
+    from viz.phase_strip import StripLayout, plan_strip
     from viz.style import style_for
     from viz.time_axes import time_axis_spec
 
@@ -192,7 +192,7 @@ def test_strip_rows_and_lanes_never_overlap(traj):
                     markers=tuple(TimeMarker(f"m{k}", 2.0 + 0.3 * k, "detected")
                                   for k in range(12)))
     for presenter in (False, True):
-        st = plan_strip(many, spec, style_for(presenter), max_rows=3, max_lanes=2)
+        st = plan_strip(many, spec, style_for(presenter), StripLayout(max_rows=3, max_lanes=2))
         assert st.rows <= 3 and st.lanes <= 2
         for a, b in itertools.combinations(st.blocks, 2):
             if a.row == b.row:

@@ -617,6 +617,7 @@ def control_panel(prefix: str, base: Config, *, fresh: bool,
 
 
 GAMMA_STEP = settings.setting("model.gamma").step  # the γ field's +/− step
+GAMMA_RANGE = settings.span("model.gamma")  # γ's range (lo, hi), the config's bounds
 
 
 def moved_control(before: Config | None, after: Config) -> tuple[str | None, float]:
@@ -634,7 +635,7 @@ def moved_control(before: Config | None, after: Config) -> tuple[str | None, flo
 def neighbours(config: Config, *, auto: bool, moved: str | None = None,
                direction: float = 0.0) -> list[Config]:
     """The settings one step of a control away from `config` (the link's Config: t_end the
-    default when `auto`): γ ± `GAMMA_STEP` (within [0, 1]) and ε one slider step either way
+    default when `auto`): γ ± `GAMMA_STEP` (within `GAMMA_RANGE`) and ε one slider step either way
     (`EPS_CHOICES`), as the runs the page would start (the auto time range applied when
     `auto`, exactly as `control_panel` does, so their cache keys match). The control the user
     just `moved` comes first, in the `direction` it moved (sign) first. Memoised (a few
@@ -664,7 +665,7 @@ def _neighbours(config_json: str, auto: bool, moved: str | None,
     order += [k for k in steps if k not in order]
     out: list[Config] = []
     for what, value in (st_ for k in order for st_ in steps[k]):
-        if what == "gamma" and not 0.0 <= value <= 1.0:
+        if what == "gamma" and not GAMMA_RANGE[0] <= value <= GAMMA_RANGE[1]:
             continue
         raw = config.to_dict()
         if what == "gamma":

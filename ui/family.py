@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import runtime
+from dynamics import ladders
 from dynamics.config import Config
 from dynamics.cost import estimate_seconds
 from dynamics.service import Service
@@ -48,12 +49,13 @@ from runtime.speculation import FAMILY
 from viz.options import FigureOptions
 
 from . import figures, prefetch, sessions
-from .settings import eps_ladder, setting
+from .settings import eps_ladder, setting, stepped
 
 MAX_MEMBER_S = 1.5  # a run that took longer than this (wall s) is not scrubbed
 EXPECT_S = 180.0  # how long a planned key is waited for before the player gives it up
 LADDER_HALF = 8  # ε: this many of the slider's steps each side of the value on screen
 AUTO_START_S = 3.0  # a family estimated at most this (s of one core) starts with its figure
+ANGLE_STEP = 10.0  # an angle's family: every this many degrees (17 values)
 MEMBER_OVERHEAD_S = 0.04  # a member's analysis and figure (s), besides its simulation
 
 
@@ -72,29 +74,30 @@ class Control:
     widget: str = ""  # the label of the sidebar slider that moves the family while dragged
 
 
-def _with_current(values: Sequence[float], current: float) -> list[float]:
-    return sorted({*(float(v) for v in values), float(current)})
-
-
 def _eps_ladder(c: Config) -> list[float]:
     """The sidebar slider's ε values (`ui.settings.eps_ladder`) nearest the current one,
     LADDER_HALF each side."""
-    ladder = eps_ladder(float(c.init.scale))
-    i = nearest(ladder, float(c.init.scale))
-    return _with_current(ladder[max(0, i - LADDER_HALF):i + LADDER_HALF + 1], c.init.scale)
+    eps = float(c.init.scale)
+    ladder = eps_ladder(eps)
+    i = nearest(ladder, eps)
+    return ladders.with_value(ladder[max(0, i - LADDER_HALF):i + LADDER_HALF + 1], eps)
 
 
 def _gamma_ladder(c: Config) -> list[float]:
-    return _with_current([round(0.05 * k, 2) for k in range(21)], c.model.gamma)
+    """γ's field steps over its range (`ui.settings.stepped`: 0, 0.05, …, 1)."""
+    return ladders.with_value(stepped("model.gamma"), float(c.model.gamma))
 
 
 def _signal_angles(c: Config) -> list[float]:
-    return _with_current([float(a) for a in range(10, 171, 10)], c.data.angle_deg)  # type: ignore[union-attr]
+    """10°, 20°, …, 170° (the angle is in (0°, 180°))."""
+    return ladders.with_value(ladders.steps(ANGLE_STEP, 180.0 - ANGLE_STEP, ANGLE_STEP),
+                              float(c.data.angle_deg))  # type: ignore[union-attr]
 
 
 def _point_angles(c: Config) -> list[float]:
+    """Point 1's angle and 8 steps of ANGLE_STEP each side."""
     a0 = float(c.data.angles_deg[0])  # type: ignore[union-attr]
-    return _with_current([a0 + 10.0 * k for k in range(-8, 9)], a0)
+    return ladders.with_value((a0 + ANGLE_STEP * k for k in range(-8, 9)), a0)
 
 
 def _set(c: Config, path: str, value: Any) -> Config:
@@ -136,22 +139,6 @@ def choices(config: Config) -> list[tuple[str, str]]:
     return [(c.param, c.label) for c in CONTROLS.values() if c.applies(config)]
 
 
-def family_arg(param: str, label: str, values: Sequence[Any], labels: Sequence[str],
-               keys: Sequence[str | None], current: int,
-               choices: Sequence[tuple[str, str]] = (),
-               start: str | None = None, widget: str = "") -> dict[str, Any]:
-    """The player's `family`: runs along one control (`param`, its `label`), one payload key
-    per value (None: cannot be computed), `current` the value on screen; `choices` are the
-    (param, label) of the controls the player offers to scrub instead; `start` the offered
-    family's id (`ui.family.offer`), asked for when the visitor reaches for the slider (None:
-    already computing); `widget` the label of the page's slider of the same control, which
-    moves the family while it is dragged (the page's slider reports only its release)."""
-    return {"param": param, "label": label, "values": list(values), "labels": list(labels),
-            "sources": [f"{runtime.API}/fig/{k}" if k else None for k in keys],
-            "current": int(current), "choices": [list(c) for c in choices],
-            "start": f"{runtime.API}/family/{start}" if start else None, "widget": widget}
-
-
 @dataclass(frozen=True)
 class Family:
     """Runs along one control: `values` (sorted), the one on screen (`current`), each value's
@@ -172,11 +159,20 @@ class Family:
 
     def player_arg(self, choices: Sequence[tuple[str, str]] = (),
                    start: str | None = None) -> dict[str, Any]:
-        """The player's `family` argument; `start` is the id `offer` gave (the player asks
-        the server to compute the family when the visitor first reaches for the slider)."""
-        return family_arg(self.control.param, self.control.label, self.values,
-                          [self.control.fmt(v) for v in self.values], self.keys, self.current,
-                          choices, start, widget=self.control.widget)
+        """The player's `family`: runs along one control (its param and label), each value
+        with its words and its figure's address (None: cannot be computed), `current` the
+        value on screen; `choices` are the (param, label) of the controls the player offers
+        to scrub instead; `start` the id `offer` gave, asked for when the visitor reaches for
+        the slider (None: already computing); `widget` the label of the page's slider of the
+        same control, which moves the family while it is dragged (the page's slider reports
+        only its release)."""
+        c = self.control
+        return {"param": c.param, "label": c.label, "values": list(self.values),
+                "labels": [c.fmt(v) for v in self.values],
+                "sources": [f"{runtime.API}/fig/{k}" if k else None for k in self.keys],
+                "current": int(self.current), "choices": [list(x) for x in choices],
+                "start": f"{runtime.API}/family/{start}" if start else None,
+                "widget": c.widget}
 
 
 def plan(link_config: Config, param: str, *, auto: bool,
@@ -387,5 +383,5 @@ def nearest(values: Sequence[float], value: float) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - value))
 
 
-__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "family_arg", "forget_owner",
+__all__ = ["CONTROLS", "DEFAULT", "Control", "Family", "choices", "forget_owner",
            "idle", "nearest", "offer", "plan", "session_owner", "start", "start_offered"]

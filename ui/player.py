@@ -58,12 +58,12 @@ def show(shown: Shown, *, key: str, presenter: bool = False, stale: bool = False
          family: Mapping[str, Any] | None = None, filename: str | None = None,
          edit: str | None = None, autoplay: bool = False) -> Any:
     """Draw `shown` with the player (component key `key`); returns the player's last event
-    (a scrub or a data edit released) or None. A `family` (`ui.family.family_arg`) adds the scrub
-    slider and `edit` (an id of `ui.edits.offer`) the runs of data moved in the panel; both
-    need the server's routes (their runs are fetched by key), so they are left out
-    otherwise (the player still lets the data be moved, with the theory only). `autoplay`:
-    the player plays the figure once when drawn (not when the browser asks for reduced
-    motion)."""
+    (a scrub or a data edit released) or None. A `family` (`ui.family.Family.player_arg`)
+    adds the scrub slider and `edit` (an id of `ui.edits.offer`) the runs of data moved in
+    the panel; both need the server's routes (their runs are fetched by key), so they are
+    left out otherwise (the player still lets the data be moved, with the theory only).
+    `autoplay`: the player plays the figure once when drawn (not when the browser asks for
+    reduced motion)."""
     args: dict[str, Any] = {
         "fig_key": shown.key, "plotly_src": plotly_src(shown.bundle), "presenter": bool(presenter),
         "stale": bool(stale), "config": plotly_config(filename),

@@ -577,6 +577,21 @@ def _shown(v: Any, n: int = 40) -> str:
     return repr(s if len(s) <= n else s[: n - 3] + "...")
 
 
+def span(path: str) -> tuple[float, float]:
+    """A number setting's closed range (lo, hi): its rule's bounds (the config's, narrowed by
+    the row's)."""
+    rule = SETTINGS[path].rule()
+    if rule is None or rule.lo is None or rule.hi is None or rule.lo_open or rule.hi_open:
+        raise ValueError(f"{path} is not a number with a closed range")
+    return float(rule.lo), float(rule.hi)
+
+
+def stepped(path: str) -> tuple[float, ...]:
+    """The values a number setting steps through on its range: lo, lo + step, …, hi (`span`
+    and its row's step)."""
+    return ladders.steps(*span(path), SETTINGS[path].step)
+
+
 def eps_ladder(value: float | None = None) -> list[float]:
     """The ε slider's options, with `value` added when it is in range but off the ladder."""
     return ladders.with_value(EPS_CHOICES, None if value is None else float(value),
@@ -586,4 +601,4 @@ def eps_ladder(value: float | None = None) -> list[float]:
 __all__ = ["DATA_LABELS", "DISPLAY", "EPS_CHOICES", "METHOD_LABELS", "NORMALISATION_LABELS",
            "RTOL_CHOICES", "SETTINGS", "VIEW_LABELS", "Radius", "Setting", "TimeAxis",
            "TimeScale", "cell_rules", "check_params", "eps_ladder", "find", "labels",
-           "literal_values", "number_rules", "read", "setting", "shown"]
+           "literal_values", "number_rules", "read", "setting", "shown", "span", "stepped"]

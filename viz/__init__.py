@@ -17,7 +17,7 @@ from .commentary import captions
 from .main_figure import main_figure
 from .neuron_panel import neuron_subset
 from .options import FigureOptions
-from .phase_strip import plan_strip
+from .phase_strip import StripLayout, plan_strip
 from .scene import Scene
 from .style import NEGATIVE, OKABE_ITO, PLOTLY_CONFIG, POSITIVE, Style, plotly_config, style_for
 from .time_axes import frame_indices, time_axis_spec
@@ -29,6 +29,7 @@ __all__ = [
     "POSITIVE",
     "FigureOptions",
     "Scene",
+    "StripLayout",
     "Style",
     "captions",
     "frame_indices",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -105,15 +106,37 @@ LAZY = 1.5  # a run whose largest ‖w_j‖ never exceeds this times its start: 
 
 
 # a paper's phases the sentences describe in their own words (over the run's story phase):
-# each paper declares them, `Paper.phase_text`
+# each paper declares them, `Paper.phase_text` (those with a sentence, `PhaseText.says`)
 PAPER_TEXT: dict[str, PhaseText] = {name: text for paper in PAPERS.values()
-                                    for name, text in paper.phase_text.items()}
+                                    for name, text in paper.phase_text.items() if text.says}
 OWN = frozenset(PAPER_TEXT)
 
 
-def _sentence(ph: Phase | None, key: str, w: Where, top: float, grow: str, loss: float,
-              loss0: float, acc: float, n_active: float, first: bool, peak: float,
-              t_last: float = math.inf, top0: float = math.nan) -> str:
+class _Run(NamedTuple):
+    """What a run's sentences compare each frame with: its first loss, the largest ‖w_j‖ it
+    reaches (`peak`) and starts with (`top0`), its last time."""
+
+    loss0: float
+    peak: float
+    t_last: float = math.inf
+    top0: float = math.nan
+
+
+class _Frame(NamedTuple):
+    """One frame's numbers: the largest ‖w_j‖ (`top`) and its growth from the start as words
+    (`grow`), the loss, the training accuracy, the active neurons; `first`: the run's start."""
+
+    top: float
+    grow: str
+    loss: float
+    acc: float
+    n_active: float
+    first: bool
+
+
+def _sentence(ph: Phase | None, key: str, w: Where, fr: _Frame, run: _Run) -> str:
+    top, grow, loss, acc, n_active, first = fr
+    loss0, peak, t_last, top0 = run
     plain = _cap(phase_words(ph).plain) if ph is not None else ""
     big = num(top, 2)
     if first and not top <= TINY * peak and not peak > LAZY * top:  # lazy: no growth at all
@@ -182,6 +205,7 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
     with np.errstate(all="ignore"):
         peak = float(np.nanmax(tops)) if np.isfinite(tops).any() else float("nan")
     loss0 = float(loss[0]) if loss.size else float("nan")
+    run = _Run(loss0, peak, float(t[-1]) if t.size else math.inf, top0)
     markers = analysis.markers if analysis is not None else ()
     out: list[str] = []
     prev = -math.inf
@@ -202,9 +226,9 @@ def captions(traj: Trajectory, analysis: Analysis | None, frames: Sequence[int],
             ph = _plateau_at(analysis, tf)
             key = phase_key(ph.name) if ph is not None else ""
         grow = times(float(tops[f]) / top0) if top0 > 0 else "×—"
-        text = _sentence(ph, key, where, float(tops[f]), grow, float(loss[f]), loss0,
-                         float(acc[f]), float(n_active[f]), f == 0 or tf == 0.0, peak,
-                         float(t[-1]), top0)
+        text = _sentence(ph, key, where, _Frame(float(tops[f]), grow, float(loss[f]),
+                                                float(acc[f]), float(n_active[f]),
+                                                f == 0 or tf == 0.0), run)
         now = _passed(markers, prev, tf) if f > 0 else ""
         if now and len(text) + len(now) > MAX_CHARS:  # the event, and the phase it is in
             event = now.removeprefix(" Now: ").rstrip(".")

@@ -50,6 +50,7 @@ from .header import (
 from .label_layout import wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
+    NeuronLook,
     cone_trace,
     data_traces,
     guide_traces,
@@ -60,7 +61,7 @@ from .neuron_panel import (
 )
 from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays
-from .phase_strip import Strip, plan_strip, row_px
+from .phase_strip import Strip, StripLayout, plan_strip, row_px
 from .player import fit_any_height, frame_ms
 from .scene import Frames, Panel, Scene, grid, panel_title
 from .style import INK, OKABE_ITO, Style
@@ -232,10 +233,10 @@ def _neuron_side(scene: Scene, panel: Panel, run: tuple[str, Trajectory, Analysi
         scene.trace(panel, g)
     hover = tuple(f"{label}: neuron %{{customdata[0]:.0f}}, a_j {sign} 0"
                   "<br>‖w_j‖ = %{customdata[1]:.3g}<extra></extra>" for sign in (">", "<"))
-    neurons_item(scene, panel, tr, fidx, sel, scale, style,
-                 neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"],
-                               (hover[0], hover[1]), style, showlegend=side == 0),
-                 prefix=f"{side}.")
+    look = NeuronLook(scale, style,
+                      neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"],
+                                    (hover[0], hover[1]), style, showlegend=side == 0))
+    neurons_item(scene, panel, tr, fidx, sel, look, prefix=f"{side}.")
     norms = np.asarray(tr.norms, dtype=float)[np.ix_(fidx, sel)]
     tops = np.max(np.where(np.isfinite(norms), norms, 0.0), axis=1) if sel.size else \
         np.zeros(fidx.size)
@@ -312,10 +313,11 @@ def _strips(analyses: Sequence[Analysis | None], labels: Sequence[str], spec: Ti
     # "fitted" at the end had no words but a hover)
     lanes = 1 if presenter else 2
     for side in (0, 1):
-        st = plan_strip(analyses[side], spec, style, axis_px=axis_px,
-                        max_lanes=min(1, lanes), markers=False, group=labels[side],
-                        first_row=row, max_rows=1, own_first=True,
-                        size=style.small * (0.75 if presenter else 0.9))
+        st = plan_strip(analyses[side], spec, style,
+                        StripLayout(axis_px=axis_px, max_lanes=min(1, lanes), markers=False,
+                                    group=labels[side], first_row=row, max_rows=1,
+                                    own_first=True,
+                                    size=style.small * (0.75 if presenter else 0.9)))
         row += st.rows + st.lanes
         lanes -= st.lanes
         strips.append(st)

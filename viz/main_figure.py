@@ -40,6 +40,7 @@ from .header import (
 from .label_layout import PANEL_PX, text_px, wrap_to_px
 from .neuron_panel import (
     PANEL_LIMIT,
+    NeuronLook,
     RadiusScale,
     cone_trace,
     data_traces,
@@ -51,7 +52,7 @@ from .neuron_panel import (
 )
 from .options import FigureOptions
 from .panel_labels import caption_below, panel_overlays, ring_ticks
-from .phase_strip import AXIS_PX, Strip, plan_strip
+from .phase_strip import AXIS_PX, Strip, StripLayout, plan_strip
 from .player import fit_any_height, frame_ms
 from .scene import Frames, Panel, Scene, grid, narrowed, panel_title
 from .strip_draw import strip_items, tint_shapes
@@ -67,6 +68,7 @@ from .time_axes import (
     y_axis_px,
 )
 from .time_panels import (
+    Curves,
     cursor_trace,
     envelope_traces,
     loss_series,
@@ -136,11 +138,9 @@ def main_figure(traj: Trajectory, analysis: Analysis | None = None,
     radius_title = ("radius ‖w_j‖ / max‖w‖" if scale.mode == "normalised"
                     else "radius log‖w_j‖")
     titles = [panel_title(left, f"neurons · {radius_title}", style.font, INK)]
-    norms_ref, cols_c, fixed = _neuron_layers(scene, left, traj, analysis, scale,
-                                              (fidx, sel, curves), style)
+    drawn, fixed = _neuron_layers(scene, left, traj, analysis, scale, (fidx, sel, curves), style)
     y_ranges = _time_curves(scene, time_panels, traj, spec, style,
-                            (norms_ref, cols_c, curves, traj.width > max_curves),
-                            classification)
+                            (drawn, traj.width > max_curves), classification)
     t_frames = spec.show(np.asarray(traj.t, dtype=float)[fidx])
     for k, yr in enumerate(y_ranges):
         cursor_trace(t_frames, yr, scene, time_panels[k], "cursor")
@@ -180,11 +180,11 @@ def _panels(n_time: int, style: Style, presenter: bool) -> list[Panel]:
 
 def _neuron_layers(scene: Scene, left: Panel, traj: Trajectory, analysis: Analysis | None,
                    scale: RadiusScale, picks: tuple[np.ndarray, np.ndarray, np.ndarray],
-                   style: Style) -> tuple[Any, Any, bool]:
+                   style: Style) -> tuple[Curves, bool]:
     """The neuron panel: static layers, the rays and their rim labels, the neurons of each
     frame on top (`picks`: the frames, the neurons drawn, the neurons with a norm curve) and
-    the caption under it. Returns the run's norms array, the columns of the norm curves in
-    it, and whether no drawn neuron's sign of a_j changes."""
+    the caption under it. Returns the norm curves (their neurons, and their columns in the
+    run's norms array) and whether no drawn neuron's sign of a_j changes."""
     fidx, sel, curves = picks
     unit_px = PANEL_PX / (2 * PANEL_LIMIT)
     rays, label_traces = panel_overlays(traj, analysis, style, unit_px)
@@ -199,8 +199,8 @@ def _neuron_layers(scene: Scene, left: Panel, traj: Trajectory, analysis: Analys
     cd = "%{customdata[1]:.3g}"
     hover = (f"{who}, a_j > 0<br>‖w_j‖ = {cd}<extra></extra>",
              f"{who}, a_j < 0<br>‖w_j‖ = {cd}<extra></extra>")
-    neurons_item(scene, left, traj, fidx, sel, scale, style,
-                 neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"], hover, style),
+    traces = neuron_traces(LEGEND_WORDS["pos"], LEGEND_WORDS["neg"], hover, style)
+    neurons_item(scene, left, traj, fidx, sel, NeuronLook(scale, style, traces),
                  norms_ref=(norms_ref, fidx, cols_n))
     tops = np.nanmax(np.where(np.isfinite(traj.norms[fidx][:, sel]),
                               traj.norms[fidx][:, sel], 0.0), axis=1) if sel.size else \
@@ -209,18 +209,18 @@ def _neuron_layers(scene: Scene, left: Panel, traj: Trajectory, analysis: Analys
              for f, top in zip(fidx, tops, strict=True)]
     scene.trace(left, caption_below(texts, style),
                 tracks=[{"attr": "text", "texts": [[x] for x in texts]}], swap=True)
-    return norms_ref, cols_c, fixed
+    return Curves(norms_ref, cols_c, curves), fixed
 
 
 def _time_curves(scene: Scene, time_panels: list[Panel], traj: Trajectory,
-                 spec: TimeAxisSpec, style: Style, norms: tuple[Any, Any, np.ndarray, bool],
+                 spec: TimeAxisSpec, style: Style, norms: tuple[Curves, bool],
                  classification: bool) -> list[tuple[float, float]]:
-    """The time panels' curves: the norm curves (`norms`: the run's norms array, the curves'
-    columns in it, the neurons, and whether envelopes go beside them), the loss and, for a
-    classification, the accuracy. Returns each panel's y range."""
-    norms_ref, cols_c, curves, envelopes = norms
+    """The time panels' curves: the norm curves (`norms`: the curves, and whether envelopes
+    go beside them), the loss and, for a classification, the accuracy. Returns each panel's
+    y range."""
+    drawn, envelopes = norms
     y_ranges: list[tuple[float, float]] = [norm_range(traj, spec)]
-    norms_item(scene, time_panels[0], traj, spec, norms_ref, cols_c, curves, style)
+    norms_item(scene, time_panels[0], traj, spec, drawn, style)
     if envelopes:
         for tr in envelope_traces(scene, traj, spec, style):
             scene.trace(time_panels[0], tr, swap=True)
@@ -305,9 +305,9 @@ def _strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, presente
     whose every block has its words — two rows; or one row and a lane for its tabs, the
     run's own phases or, when they are more, a paper's — else the two rows)."""
     if not presenter:
-        return plan_strip(analysis, spec, style, axis_px=AXIS_PX, max_lanes=NORMAL_LANES)
-    plans = [plan_strip(analysis, spec, style, axis_px=PRESENTER_AXIS_PX, size=style.small * 0.8,
-                        max_rows=rows, max_lanes=PRESENTER_LEVELS - rows, own_first=own)
+        return plan_strip(analysis, spec, style, StripLayout(AXIS_PX, max_lanes=NORMAL_LANES))
+    plans = [plan_strip(analysis, spec, style, StripLayout(
+        PRESENTER_AXIS_PX, rows, PRESENTER_LEVELS - rows, own_first=own, size=style.small * 0.8))
              for rows, own in ((2, False), (1, False), (1, True))]
     whole = [p for p in plans if not p.unlabelled()]
     return max(whole, key=lambda p: len(p.blocks)) if whole else plans[0]

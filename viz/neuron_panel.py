@@ -98,14 +98,24 @@ def _lst(v: np.ndarray, digits: int = 4) -> list[float]:
     return np.round(np.asarray(v, dtype=float), digits).tolist()
 
 
+@dataclass(frozen=True)
+class NeuronLook:
+    """How the moving neurons are drawn: radii by `scale`, marker sizes from `style`, as
+    `traces` (a_j ≥ 0, a_j < 0; `neuron_traces`)."""
+
+    scale: RadiusScale
+    style: Style
+    traces: Sequence[dict]
+
+
 def neurons_item(scene: Scene, panel: Panel, traj: Trajectory, fidx: np.ndarray,
-                 sel: np.ndarray, scale: RadiusScale, style: Style, traces: Sequence[dict],
-                 prefix: str = "", norms_ref: tuple[dict, np.ndarray, np.ndarray] | None = None
-                 ) -> dict:
+                 sel: np.ndarray, look: NeuronLook, prefix: str = "",
+                 norms_ref: tuple[dict, np.ndarray, np.ndarray] | None = None) -> dict:
     """The neuron panel's moving neurons (`Scene` item ``neurons``): the run's in-plane unit
     vectors at the animation frames `fidx` for the neurons `sel`, their norms and signs, drawn
-    as `traces` (a_j ≥ 0, a_j < 0). `norms_ref` = (reference, rows of the animation frames,
-    columns of `sel`) when the run's norms are in the scene already (the norm curves')."""
+    as `look` says. `norms_ref` = (reference, rows of the animation frames, columns of `sel`)
+    when the run's norms are in the scene already (the norm curves')."""
+    scale, style = look.scale, look.style
     proj = np.asarray(traj.proj, dtype=float)[np.ix_(fidx, sel)]
     norms = np.asarray(traj.norms, dtype=float)
     nsel = norms[np.ix_(fidx, sel)]
@@ -121,7 +131,7 @@ def neurons_item(scene: Scene, panel: Panel, traj: Trajectory, fidx: np.ndarray,
     else:
         ref_n, rows, cols = norms_ref
     item = scene.add(
-        "neurons", panel, traces, swap=True,
+        "neurons", panel, look.traces, swap=True,
         u=scene.array(f"{prefix}u", np.round(np.clip(u, -1, 1) * U_SCALE), "i2"),
         norms=ref_n, rows=scene.array(f"{prefix}rows", rows, "i4"),
         cols=scene.array(f"{prefix}cols", cols, "i4"),
@@ -277,6 +287,6 @@ def neuron_marker(colour: str, symbol: str, size: object) -> dict:
 
 
 __all__ = ["ARROW_SCALE", "LOG_DECADES", "MAX_ARROWS", "MAX_CONES", "MAX_VALUE_LABELS",
-           "PANEL_LIMIT", "RAY_LENGTH", "RadiusScale", "cone_trace", "data_traces",
-           "data_xy", "guide_traces", "neuron_marker", "neuron_subset", "neuron_traces",
-           "neurons_item", "radius_scale"]
+           "PANEL_LIMIT", "RAY_LENGTH", "NeuronLook", "RadiusScale", "cone_trace",
+           "data_traces", "data_xy", "guide_traces", "neuron_marker", "neuron_subset",
+           "neuron_traces", "neurons_item", "radius_scale"]

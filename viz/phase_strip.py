@@ -190,25 +190,28 @@ def _hover(ph: Phase, group: str) -> str:
             f"{fmt_time(float(ph.start))} – {fmt_time(float(ph.end))}{why}")
 
 
-def _display(spec: TimeAxisSpec, f: float) -> float:
-    """The display time at axis fraction f (a shape's x on the time axis: Plotly places
-    shapes on a log axis by their value, not its log)."""
-    v = axis_value(spec, f)
-    return float(10.0 ** v) if spec.log else float(v)
-
-
 # ----------------------------------------------------------------------------- planning
-def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
-               axis_px: float = AXIS_PX, max_rows: int = 3, max_lanes: int = 2,
-               group: str = "", markers: bool = True, first_row: int = 0,
-               own_first: bool = False, size: float | None = None) -> Strip:
+@dataclass(frozen=True)
+class StripLayout:
+    """How `plan_strip` lays a strip out."""
+
+    axis_px: float = AXIS_PX  # the narrowest the time axis gets (words' widths are set on it)
+    max_rows: int = 3  # rows of blocks at most
+    max_lanes: int = 2  # lanes of words at most
+    group: str = ""  # the run's name (Compare)
+    markers: bool = True  # draw the time markers
+    first_row: int = 0  # the levels are counted from this one
+    own_first: bool = False  # a paper's own phases take the first row before the main story
+    size: float | None = None  # the words' font (None: 0.9 × the style's small size)
+
+
+def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style,
+               layout: StripLayout = StripLayout()) -> Strip:
     """The blocks, tabs and marker labels of `analysis` on the axis `spec` (see the module
-    docstring): at most `max_rows` rows of blocks and `max_lanes` lanes of words. `group`
-    names the run (Compare); levels are counted from `first_row`; `markers`: draw time
-    markers; `own_first`: a paper's own phases take the first row before the main story (one
-    row per run on Compare: "stuck on the least-squares fit" says more than "loss falls");
-    `size`: the words' font (default 0.9 × the style's small size)."""
-    strip = Strip(axis_px=axis_px, size=size or style.small * 0.9)
+    docstring), laid out as `layout` says (`own_first`: one row per run on Compare, where
+    "stuck on the least-squares fit" says more than "loss falls")."""
+    axis_px, group, first_row = layout.axis_px, layout.group, layout.first_row
+    strip = Strip(axis_px=axis_px, size=layout.size or style.small * 0.9)
     if analysis is None:
         return strip
     items = []
@@ -216,8 +219,8 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
         span = _span(spec, ph.start, ph.end)
         if span is not None:
             items.append((ph, span))
-    items.sort(key=lambda it: (_rank(it[0], own_first), it[1][0]))
-    levels = Lanes(max_lanes)
+    items.sort(key=lambda it: (_rank(it[0], layout.own_first), it[1][0]))
+    levels = Lanes(layout.max_lanes)
     rows: list[list[Block]] = []
     folded: list[tuple[Phase, float, float]] = []
     for ph, (x0, x1) in items:
@@ -229,7 +232,7 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
         r = next((k for k, row in enumerate(rows)
                   if levels.levels[k].origin == origin
                   and all(f1 <= b.f0 + 1e-9 or f0 >= b.f1 - 1e-9 for b in row)), len(rows))
-        if r >= max_rows:
+        if r >= layout.max_rows:
             folded.append((ph, f0, f1))
             continue
         if r == len(rows):
@@ -252,7 +255,7 @@ def plan_strip(analysis: Analysis | None, spec: TimeAxisSpec, style: Style, *,
                 b.hover.append(note)
     strip.rows = len(rows)
     _plan_words(strip, levels)
-    if markers:
+    if layout.markers:
         _plan_markers(strip, analysis.markers, spec, axis_px, levels.marker, group)
     # levels: drop lanes that hold nothing; then number what is left
     levels.levels = [lv for lv in levels.levels if lv.kind == "row" or any(
@@ -393,4 +396,4 @@ def _plan_markers(strip: Strip, markers: Sequence[TimeMarker], spec: TimeAxisSpe
 
 
 __all__ = ["AXIS_PX", "MARK_GAP_PX", "NAME_EM", "RUN_ROW", "Block", "Label", "Mark", "Strip",
-           "axis_value", "mix", "plan_strip", "row_hover", "row_name", "row_px"]
+           "StripLayout", "axis_value", "mix", "plan_strip", "row_hover", "row_name", "row_px"]

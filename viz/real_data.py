@@ -30,7 +30,7 @@ from dynamics.trajectory import Trajectory
 from .commentary import REAL_DATA, captions
 from .header import DESIGN_WIDTH_PX, PRESENTER_WIDTH_PX, toolbar_clear_title
 from .options import FigureOptions
-from .phase_strip import Strip, plan_strip
+from .phase_strip import Strip, StripLayout, plan_strip
 from .player import fit_any_height, frame_ms
 from .real_data_pictures import bar_traces, image_traces, picture_frames
 from .scene import Frames, Panel, Scene, grid, narrowed, panel_title
@@ -107,8 +107,9 @@ def real_data_figure(traj: Trajectory, analysis: Analysis | None = None,
     _caption_and_cursors(scene, traj, spec.show(np.asarray(traj.t, float)), fidx,
                          (pictures_x0, iterations), style, time_panels)
     _time_axes(time_panels, spec, at)
-    strip = plan_strip(analysis, spec, style, axis_px=STRIP_AXIS_PX, max_rows=1,
-                       max_lanes=1, markers=False, size=style.small * 0.8)
+    strip = plan_strip(analysis, spec, style,
+                       StripLayout(axis_px=STRIP_AXIS_PX, max_rows=1, max_lanes=1,
+                                   markers=False, size=style.small * 0.8))
     anns = _strip_items(strip, spec, time_panels, at, style, shapes)
     lift = strip.height_px()
     title_anns = []

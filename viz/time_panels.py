@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,11 +29,21 @@ def run_norms(scene: Scene, traj: Trajectory, sels: Sequence[np.ndarray], prefix
     return ref, [np.searchsorted(union, s) for s in sels]
 
 
+class Curves(NamedTuple):
+    """The neurons `sel` whose norm curves are drawn and their columns `cols` in the run's
+    norms array in the scene (`ref`, `run_norms`)."""
+
+    ref: dict
+    cols: np.ndarray
+    sel: np.ndarray
+
+
 def norms_item(scene: Scene, panel: Panel, traj: Trajectory, spec: TimeAxisSpec,
-               norms_ref: dict, cols: np.ndarray, sel: np.ndarray, style: Style,
-               prefix: str = "") -> None:
+               curves: Curves, style: Style, prefix: str = "") -> None:
     """Per-neuron norm curves (`Scene` item ``norms``: one trace per final sign, the curves of
-    the neurons `sel` — columns `cols` of the run's norms — with gaps between them)."""
+    the neurons `curves.sel` — columns `curves.cols` of the run's norms — with gaps between
+    them)."""
+    norms_ref, cols, sel = curves
     t = np.asarray(traj.t, dtype=float)
     rows = np.flatnonzero(spec.keep(t))
     sign = np.asarray(traj.a[-1], dtype=float)[sel] >= 0
@@ -122,5 +133,5 @@ def cursor_trace(x: np.ndarray, y_range: tuple[float, float], scene: Scene, pane
                        tracks=[{"attr": "x", "values": values}], swap=True)
 
 
-__all__ = ["CURSOR_LINE", "cursor_trace", "envelope_traces", "loss_series", "norm_envelopes",
-           "norm_range", "norms_item", "run_norms", "smallest_initial_norm"]
+__all__ = ["CURSOR_LINE", "Curves", "cursor_trace", "envelope_traces", "loss_series",
+           "norm_envelopes", "norm_range", "norms_item", "run_norms", "smallest_initial_norm"]

@@ -1,8 +1,10 @@
 """Plain words for what the figures draw: phases, time markers, theory directions and legend
 entries, each with the paper's own name and symbols kept for the hover.
 
-A phase's plain name is `Phase.plain` when the analysis gives one (the papers name their
-phases), else the table here; unknown names are shown as they are. Directions are named by
+A phase's plain name is `Phase.plain` when the analysis gives one, else its detector's (the
+phases every run is read for: `dynamics.phases.PLAIN`, with the strip's short words here) or
+its paper's (`Paper.phase_text`: each paper names its phases in its module); unknown names
+are shown as they are. Directions are named by
 what they mean for the neurons ("where positive neurons go"), by name first, then by kind.
 Pure tables and lookups: nothing here reads a trajectory.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dynamics.annotations import Direction, Phase, TimeMarker
+from dynamics.papers import PAPERS
+from dynamics.phases import PLAIN
 
 from .style import phase_key
 
@@ -29,27 +33,26 @@ class PhaseWords:
     tag: str = ""
 
 
-PHASE_WORDS: dict[str, PhaseWords] = {
-    "alignment": PhaseWords("neurons turn, norms tiny", "neurons turn"),
-    "fitting": PhaseWords("norms grow, loss falls", "loss falls"),
-    "convergence": PhaseWords("fitted, loss → 0", "fitted"),
-    "settled": PhaseWords("loss settles above zero", "settled"),
-    "initial plateau": PhaseWords("loss flat at first", "loss flat"),
-    "plateau": PhaseWords("loss stalls", "stalls"),
-    "accuracy plateau": PhaseWords("accuracy stuck", "acc. stuck"),
-    "OLS plateau": PhaseWords("stuck on the least-squares fit", "stuck",
-                              "Boursier & Flammarion"),
-    "saddle escape": PhaseWords("loss starts to fall", "escape"),
-    "Phase I": PhaseWords("I: neurons condense", "I: bunch up", "Wang & Ma", "I"),
-    "Phase II": PhaseWords("II: accuracy plateau", "II: plateau", "Wang & Ma", "II"),
-    "Phase III": PhaseWords("III: + neurons leave x₋", "III: + off x₋", "Wang & Ma", "III"),
-    "Phase IV": PhaseWords("IV: − neurons return to x₊", "IV: − on x₊", "Wang & Ma", "IV"),
-    "early phase": PhaseWords("neurons line up, the net acts linear", "neurons line up"),
-    "late phase": PhaseWords("margin grows, neurons turn to the widest-margin line",
-                             "margin grows"),
-    "saddle (one group fitted)": PhaseWords("one sign fitted, the other waits",
-                                            "one sign fitted"),
+SHORT: dict[str, str] = {
+    "alignment": "neurons turn",
+    "fitting": "loss falls",
+    "convergence": "fitted",
+    "settled": "settled",
+    "initial plateau": "loss flat",
+    "plateau": "stalls",
+    "accuracy plateau": "acc. stuck",
 }
+"""The strip's short words of the phases every run is read for (their plain words are
+`dynamics.phases.PLAIN`, what `Phase.plain` says)."""
+PHASE_WORDS: dict[str, PhaseWords] = {
+    **{name: PhaseWords(plain, SHORT[name]) for name, plain in PLAIN.items()},
+    "saddle escape": PhaseWords("loss starts to fall", "escape"),
+}
+"""The phases every run is read for (`dynamics.phases`), in plain words."""
+PAPER_WORDS: dict[str, PhaseWords] = {
+    name: PhaseWords(text.plain, text.short or text.plain, paper.short, text.tag)
+    for paper in PAPERS.values() for name, text in paper.phase_text.items()}
+"""A paper's own phases, in its words (`Paper.phase_text`), named as by the paper."""
 
 # generic phases that restate what a curve shows: folded into the hover of a drawn phase
 # that covers them instead of a strip row of their own
@@ -60,20 +63,19 @@ MARKER_WORDS: dict[str, str] = {
     "saddle escape": "loss starts to fall",
     "plateau escape": "loss leaves a plateau",
     "patterns settle": "patterns settle",
-    "Min et al. T bound": "theory: aligned by T",
-    "Min et al. cones reached": "neurons in their cones",
-    "ln(1/λ)/‖γ_[n]‖": "theory: alignment time",
-    "Phase IV (predicted)": "theory: Phase IV",
 }
+"""The markers every run gets (`dynamics.phases`), in plain words; a paper's markers carry
+their own (`TimeMarker.plain`)."""
 
 
 def phase_words(phase: Phase | str) -> PhaseWords:
-    """Plain words of a phase: the analysis' own (`phase.plain`, when the papers give one),
-    else the table's, else the name itself."""
+    """Plain words of a phase: the analysis' own (`phase.plain`), else the table's or its
+    paper's (`PAPER_WORDS`), else the name itself."""
     name = phase if isinstance(phase, str) else phase.name
     key = phase_key(name)
-    known = PHASE_WORDS.get(key) or next(
-        (w for k, w in PHASE_WORDS.items() if k.casefold() == key.casefold()), None)
+    known = PHASE_WORDS.get(key) or PAPER_WORDS.get(key) or next(
+        (w for table in (PHASE_WORDS, PAPER_WORDS) for k, w in table.items()
+         if k.casefold() == key.casefold()), None)
     own = None if isinstance(phase, str) else getattr(phase, "plain", None)
     if own:
         return PhaseWords(str(own), known.short if known else str(own),
@@ -82,11 +84,11 @@ def phase_words(phase: Phase | str) -> PhaseWords:
 
 
 def marker_words(marker: TimeMarker | str) -> str:
-    """Plain words of a time marker (its own `plain` if it has one, else the table's)."""
+    """Plain words of a time marker (its own `plain` if it has one, else the table's, else
+    its name)."""
     name = marker if isinstance(marker, str) else marker.name
-    own = None if isinstance(marker, str) else getattr(marker, "plain", None)
-    if own:
-        return str(own)
+    if not isinstance(marker, str) and marker.plain:
+        return marker.plain
     if name in MARKER_WORDS:
         return MARKER_WORDS[name]
     if name.startswith("last activation change"):
@@ -137,5 +139,5 @@ MAX_LEGEND = 7  # entries per figure; the rest are named on hover
 
 
 __all__ = ["DIRECTION_KINDS", "DIRECTION_NAMES", "FOLDABLE", "LEGEND_WORDS", "MARKER_WORDS",
-           "MAX_LEGEND", "PHASE_WORDS", "STORY", "PhaseWords", "direction_words",
-           "marker_words", "phase_words"]
+           "MAX_LEGEND", "PAPER_WORDS", "PHASE_WORDS", "SHORT", "STORY", "PhaseWords",
+           "direction_words", "marker_words", "phase_words"]

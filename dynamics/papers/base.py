@@ -437,7 +437,9 @@ class Paper:
 
 
 # ----------------------------------------------------------------------------- shared knobs
-EPS_OPTIONS = ladders.EPS  # the Explorer's ε slider's ladder
+WIDTH_KNOB = Knob("width", "width m (hidden neurons)", "model.width", min_value=1,
+                  max_value=2000, step=10, convert=int, back=int,
+                  help="Number of hidden neurons.")
 
 
 def scale_width_gamma_knobs(symbol: str = "ε") -> tuple[Knob, ...]:
@@ -445,12 +447,10 @@ def scale_width_gamma_knobs(symbol: str = "ε") -> tuple[Knob, ...]:
     starting at the preset's value (the knobs of Min et al.'s and Boursier & Flammarion's
     sections)."""
     return (
-        Knob("eps", f"init scale {symbol}", "init.scale", options=EPS_OPTIONS,
+        Knob("eps", f"init scale {symbol}", "init.scale", options=ladders.EPS,
              format="%g", help="Size of the initial weights. Smaller: a longer alignment "
                                "phase, with norms tiny for longer."),
-        Knob("width", "width m (hidden neurons)", "model.width", min_value=1,
-             max_value=2000, step=10, convert=int, back=int,
-             help="Number of hidden neurons."),
+        WIDTH_KNOB,
         Knob("gamma", "leaky slope γ", "model.gamma", min_value=0.0, max_value=1.0,
              step=ladders.GAMMA_STEP, format="%g",
              help="σ(u) = max(u, γu): 0 is ReLU; a leaky slope lets every neuron keep some "

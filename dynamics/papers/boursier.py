@@ -365,10 +365,11 @@ PHASE_TEXT: dict[str, PhaseText] = {
         "stuck on the least-squares line",
         "{plain}: the loss sits at {loss}, the best straight line's level, and goes no lower "
         "in this run.",
-        "{plain}: the loss sits at {loss}, the best straight line's level, until t ≈ {end}."),
+        "{plain}: the loss sits at {loss}, the best straight line's level, until t ≈ {end}.",
+        short="stuck"),
 }
-"""The trap's plain words (`Phase.plain`) and the commentary's sentence in it (escaping
-before the run ends, or not)."""
+"""The trap's plain words (`Phase.plain`), the commentary's sentence in it (escaping before the
+run ends, or not) and the strip's short words."""
 
 TOLERANCES = {"ols": 1e-3}
 """The OLS plateau: |L − L_OLS| ≤ ols (absolute): the trap level within 1e-3 separates it from

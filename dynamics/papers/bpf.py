@@ -55,7 +55,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .. import ladders, phases, theory
-from ..annotations import Analysis, Direction, Phase
+from ..annotations import Analysis, Direction, Phase, PhaseText
 from ..config import Config, data_shape
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Rule
@@ -63,6 +63,7 @@ from ..phases import PhaseRules
 from ..readouts import network_output
 from ..trajectory import Trajectory
 from .base import (
+    WIDTH_KNOB,
     BuiltinSweep,
     Comparison,
     Knob,
@@ -107,6 +108,11 @@ TOLERANCES = {"fit_fraction": 0.1, "plateau_rel": 0.02}
 """`fit_fraction`: a group has left its saddle when its fit Σ_{k∈g} y_k h_k / Σ y_k² reaches
 10 % (still the linear regime, where (D2) holds); `plateau_rel`: the loss within 2 % of L_mid
 counts as on the intermediate saddle."""
+PHASE_TEXT: dict[str, PhaseText] = {
+    "saddle (one group fitted)": PhaseText("one sign fitted, the other waits",
+                                           short="one sign fitted"),
+}
+"""The saddle's plain words (`Phase.plain`) and the strip's short words."""
 
 
 # ----------------------------------------------------------------------------- presets
@@ -918,7 +924,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
                 f"|L − L_mid| ≤ {tol.get('plateau_rel', 0.02):g} L_mid, L_mid = {g.L_mid:.5g}: "
                 f"the {'positive' if g.fast == 1 else 'negative'} labels fitted, the others "
                 "not yet (Boursier et al. 2022's saddle to saddle)",
-                "one sign fitted, the other waits"))
+                PHASE_TEXT["saddle (one group fitted)"].plain))
     out.notes.append(f"orthogonal inputs: r₊ = {g.r_plus:.4g}, r₋ = {g.r_minus:.4g}; the "
                      f"minimum-variation-norm interpolator has V* = {g.V_min:.5g}")
     return out
@@ -1068,6 +1074,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,
@@ -1085,8 +1092,7 @@ PAPER = Paper(
         Knob("eps", "init scale λ", "init.scale", options=ladders.EPS,
              format="%g", help="Size of the initial weights. Larger: earlier escapes, and "
                                "a limit further from the minimum-variation-norm one."),
-        Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
-             step=10, convert=int, back=int, help="Number of hidden neurons."),
+        WIDTH_KNOB,
     ),
     showcases=(
         Showcase("orthogonal_4", "Boursier et al. 2022 · saddle to saddle",

@@ -635,7 +635,8 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
             out.markers.append(TimeMarker(
                 "ln(1/λ)/‖γ_[n]‖", ta, "predicted",
                 f"Chistikov et al.'s alignment time scale, λ = "
-                f"{theory.chistikov_lambda(cfg, traj.X.shape[1]):.3g}"))
+                f"{theory.chistikov_lambda(cfg, traj.X.shape[1]):.3g}",
+                "theory: alignment time"))
     return out
 
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ..annotations import Analysis, Phase, TimeMarker
+from ..annotations import Analysis, Phase, PhaseText, TimeMarker
 from ..config import Config, data_shape
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Rule
@@ -91,6 +91,10 @@ CONVERGED = 1e-4
 """A run interpolates when its final loss is below 1e-4 L(0): an uncovered point keeps
 ½y_k²/n ≥ L(0)/(4n) (labels in [1, 2]), 300 times more at n = 8 and still 40 times at n = 64;
 a covered run falls below it by t = 40 p (their PL rate, 1/(np) in our time)."""
+PHASE_TEXT: dict[str, PhaseText] = {
+    "incremental learning": PhaseText("neurons switch on one by one"),
+}
+"""The phase's plain words (`Phase.plain`)."""
 TOLERANCES = {"jump_rel": 0.04, "share": 0.01}
 """`jump_rel`: normalised exits t_j/ln(1/λ) at two scales λ₁ > λ₂ agree within 4 % — (D3)'s
 O(1) offset is a few 1/r, a few % of T ln(1/λ₁) at λ₁ = 1e-30 (ln 1/λ₁ = 69); `share`: a neuron
@@ -420,7 +424,8 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         t0, t1 = min(ex.values()), max(ex.values())
         out.phases.append(Phase("incremental learning", t0, t1, "detected",
                                 f"{len(ex)} neurons switch on between t = {t0:.4g} and "
-                                f"{t1:.4g} (Dana et al.)", "neurons switch on one by one"))
+                                f"{t1:.4g} (Dana et al.)",
+                                PHASE_TEXT["incremental learning"].plain))
     n, p = len(traj.y), traj.width
     npl = int((np.asarray(traj.y) > 0).sum())
     prob = coverage_probability(npl, n - npl, p)
@@ -655,6 +660,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..annotations import Analysis, Phase, TimeMarker
+from ..annotations import Analysis, Phase, PhaseText, TimeMarker
 from ..config import Config
 from ..data import held_out
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Points
@@ -78,6 +78,10 @@ NUMBERS: dict[str, Published] = {
                                  "faster learning in earlier layers can accelerate rich "
                                  "learning"),
 }
+PHASE_TEXT: dict[str, PhaseText] = {
+    "lazy": PhaseText("the kernel barely moves"),
+}
+"""The phase's plain words (`Phase.plain`)."""
 TOLERANCES = {"half": 0.5, "lazy_kd": 0.01, "lazy_pattern": 0.02}
 """`half`: the kernel's "rich" time is when its distance from t = 0 first reaches half of its
 final value; `lazy_kd` / `lazy_pattern`: a run counts as lazy when the kernel distance stays
@@ -332,7 +336,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
     if lazy and traj.t[-1] > 0:
         out.phases.append(Phase("lazy", 0.0, float(traj.t[-1]), "detected",
                                 f"kernel distance {kd:.2g}, {pc:.1%} of activations changed "
-                                "(Kunin et al.)", "the kernel barely moves"))
+                                "(Kunin et al.)", PHASE_TEXT["lazy"].plain))
     d = deltas(traj, 0)
     out.notes.append(f"(τ, δ) start: δ_j = η_w a_j² − η_a ‖w_j‖² = {np.median(d):.3g} "
                      f"(median); kernel distance at the end {kd:.3g}, activations changed "
@@ -495,6 +499,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import metrics
-from ..annotations import Analysis, Phase, TimeMarker
+from ..annotations import Analysis, Phase, PhaseText, TimeMarker
 from ..config import Config
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Role, Rule
 from ..phases import PhaseRules
@@ -72,6 +72,11 @@ NUMBERS: dict[str, Published] = {
                              "init N(0, 1/m⁴))", "secondary"),
     "lr_scaling": Published("lr ∝ α √(β₁β₂)", _CODE + ", R['learning_rate']"),
 }
+PHASE_TEXT: dict[str, PhaseText] = {
+    "condensation": PhaseText("neurons gather on a few orientations"),
+}
+"""The phase's plain words (`Phase.plain`)."""
+POWERS = (0.0, 0.25, 0.5, 1.0, 1.5)  # the knobs' exponents a and w of β₁ = m⁻ᵃ, β₂ = m⁻ʷ
 TOLERANCES = {"slope_tol": 0.15, "mass": 0.9, "gap_deg": 5.0, "max_orientations": 8.0}
 """`slope_tol`: the median over seeds of the fitted exponent of sup RD in m lies within 0.15
 of (D1)'s — at widths 32 and 128 RD fluctuates by ~1/√m between seeds (0.1–0.2 in a single
@@ -296,7 +301,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         if r == "condensed" and hit:
             out.phases.append(Phase("condensation", float(hit[0]), float(traj.t[-1]),
                                     "detected", "RD > 1 in the condensed regime (Luo et al.)",
-                                    "neurons gather on a few orientations"))
+                                    PHASE_TEXT["condensation"].plain))
     out.notes.append(f"Luo et al.'s coordinates (γ, γ') = ({g:.3g}, {gp:.3g}): the {r} "
                      f"regime; sup RD = {rd:.3g}")
     return out
@@ -466,6 +471,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,
@@ -483,11 +489,11 @@ PAPER = Paper(
     ),
     experiments=EXPERIMENTS,
     knobs=(
-        Knob("a_power", "output-weight power a (β₁ = m⁻ᵃ)", "init.a_power",
-             options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
+        Knob("a_power", "output-weight power a (β₁ = m⁻ᵃ)", "init.a_power", options=POWERS,
+             format="%g",
              help="Larger: smaller output weights (γ and γ' grow)."),
-        Knob("w_power", "input-weight power w (β₂ = m⁻ʷ)", "init.w_power",
-             options=(0.0, 0.25, 0.5, 1.0, 1.5), format="%g",
+        Knob("w_power", "input-weight power w (β₂ = m⁻ʷ)", "init.w_power", options=POWERS,
+             format="%g",
              help="Larger: smaller input weights (γ grows, γ' falls)."),
         Knob("width", "width m (hidden neurons)", "model.width", min_value=1, max_value=2000,
              step=32, convert=int, back=int,

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from .. import ladders, phases, theory
-from ..annotations import Analysis, Direction, Phase
+from ..annotations import Analysis, Direction, Phase, PhaseText
 from ..config import Config, data_shape
 from ..data import build_dataset
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Rule
@@ -108,6 +108,13 @@ the logistic loss; 7e-6 at the preset's σ = 1e-4)."""
 TOLERANCES = {"early_fit": 0.1}
 """The early phase ends when the mean of y_i f(x_i) reaches 0.1: still near the start (the
 logistic loss has moved 5 % from ln 2), where (D2) holds."""
+PHASE_TEXT: dict[str, PhaseText] = {
+    "early phase": PhaseText("neurons line up, the net acts linear", short="neurons line up"),
+    "late phase": PhaseText("margin grows, neurons turn to the widest-margin line",
+                            short="margin grows"),
+}
+"""The two phases' plain words (`Phase.plain`) and the strip's short words (the commentary
+says what it says of any phase)."""
 MAX_POINTS = 2000
 """Largest n the paper's overlay and claims look at (its symmetry test and max-margin solve
 are bounded below that too)."""
@@ -754,11 +761,11 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         out.phases.append(Phase("early phase", 0.0, t_m, "detected",
                                 f"mean y_i f(x_i) below {tol.get('early_fit', 0.1):g} "
                                 f"(predicted end {fmt(t_p)}, (D2))",
-                                "neurons line up, the net acts linear"))
+                                PHASE_TEXT["early phase"].plain))
         t_esc = phases.saddle_escape(traj) or t_m
         out.phases.append(Phase("late phase", max(t_m, t_esc), float(traj.t[-1]), "detected",
                                 "the loss falls; the normalised margin rises to q*",
-                                "margin grows, neurons turn to the widest-margin line"))
+                                PHASE_TEXT["late phase"].plain))
     why = mm.failure()
     out.notes.append(f"max-margin linear classifier: γ* = {mm.gamma_star:.4g}, q* = "
                      f"{mm.q_star:.4g} ({mm.solution.note()})" if why is None else
@@ -873,6 +880,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,

@@ -523,7 +523,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
             f"T = log(1/(√h ε))/(4 n X_max) = {mb.T_ours:.4g} in this run's time "
             f"({mb.T_theirs:.4g} in the paper's: sum loss, c = 1); {_eps_text(traj, mb)}; "
             f"h = {mb.h}, n = {mb.n}, X_max = {mb.X_max:.4g}, W_max = {mb.W_max:.4g}; "
-            "Lemma 1's condition ε ≤ 1/(4√h X_max W_max²) holds"))
+            "Lemma 1's condition ε ≤ 1/(4√h X_max W_max²) holds", "theory: aligned by T"))
     t_c = phases.cone_time(traj)
     if t_c is not None:
         rel = "≤" if t_c <= mb.T_ours else ">"
@@ -532,7 +532,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
             f"from t = {t_c:.4g} every neuron stays dead or in its cone (S₊ for a_j > 0, S₋ "
             f"for a_j < 0); t_cones {rel} T = {mb.T_ours:.4g}"
             + ("" if rel == "≤" else " — T bounds the alignment only for ε below Theorem "
-               "1's condition (eq. 28)")))
+               "1's condition (eq. 28)"), "neurons in their cones"))
     return out
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..annotations import Analysis, Direction, Phase
+from ..annotations import Analysis, Direction, Phase, PhaseText
 from ..config import Config
 from ..data import held_out
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Points, Role, Rule
@@ -69,6 +69,10 @@ NUMBERS: dict[str, Published] = {
                          "initialisation", "a public review (paperhub, ICML 2025 reviews)",
                          "reviews"),
 }
+PHASE_TEXT: dict[str, PhaseText] = {
+    "at the linear estimator": PhaseText("the fit is a straight plane"),
+}
+"""The phase's plain words (`Phase.plain`)."""
 TOLERANCES = {"interp": 0.01, "trapped": 0.5, "test_near": 1.25, "gain": 0.5}
 """`trapped`: above the threshold every seed keeps at least half of the OLS training loss (an
 interpolator has none); `test_near`: each seed's test loss within 25 % of OLS's (OLS's own
@@ -238,7 +242,8 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         i = int(np.flatnonzero(near)[0])
         out.phases.append(Phase("at the linear estimator", float(s_t[i]), float(s_t[-1]),
                                 "detected", f"|L − L_OLS| ≤ 2 % of L_OLS = {L_ols:.4g} "
-                                "(Boursier & Flammarion 2025)", "the fit is a straight plane"))
+                                "(Boursier & Flammarion 2025)",
+                                PHASE_TEXT["at the linear estimator"].plain))
     out.notes.append(f"noisy linear teacher: OLS training loss {L_ols:.4g}; the run ends at "
                      f"{float(traj.loss[-1]):.4g}")
     return out
@@ -377,6 +382,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,

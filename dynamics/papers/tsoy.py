@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import metrics, theory
-from ..annotations import Analysis, Direction, Phase, TimeMarker
+from ..annotations import Analysis, Direction, Phase, PhaseText, TimeMarker
 from ..config import Config
 from ..figure_spec import Axis, FigureSpec, Line, Panel, Points
 from ..phases import PhaseRules
@@ -71,6 +71,10 @@ NUMBERS: dict[str, Published] = {
                                    "that do not depend on the size of the hidden layer"),
 }
 AXES = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+PHASE_TEXT: dict[str, PhaseText] = {
+    "early clustering": PhaseText("neurons gather on a few lines"),
+}
+"""The phase's plain words (`Phase.plain`)."""
 TOLERANCES = {"growth": 10.0, "deg": 5.0, "q": 95.0}
 """`growth`: the early phase ends when the largest ‖w_j‖ is 10× its start (h is still ~10⁻³ of
 the labels at the presets' scale); `deg`: the 95th percentile (`q`) of the angles to the
@@ -252,7 +256,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
                                       "the largest ‖w_j‖ is 10× its start"))
         out.phases.append(Phase("early clustering", 0.0, float(traj.t[f]), "detected",
                                 "neurons turn to the extremal directions while ‖w‖ is small "
-                                "(Tsoy & Konstantinov)", "neurons gather on a few lines"))
+                                "(Tsoy & Konstantinov)", PHASE_TEXT["early clustering"].plain))
     if len(E) and traj.W_at(f) is not None:
         out.notes.append(f"{len(E)} feature directions; {tol.get('q', 95.0):g}th percentile "
                          f"of the angles to them at the early end: "
@@ -379,6 +383,7 @@ PAPER = Paper(
     claims=claims,
     claims_for_run=claims_for_run,
     annotate=annotate,
+    phase_text=PHASE_TEXT,
     applies_to=applies_to,
     tolerances=TOLERANCES,
     report_figure=report_figure,

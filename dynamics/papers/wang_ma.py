@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import phases, theory
+from .. import ladders, phases, theory
 from ..annotations import Direction, Phase, PhaseText, TimeMarker
 from ..config import Config, ConfigError
 from ..kernels import KINK_REL
@@ -72,20 +72,23 @@ PHASES = ("Phase I", "Phase II", "Phase III", "Phase IV")
 PHASE_TEXT: dict[str, PhaseText] = {
     "Phase I": PhaseText(
         "I: neurons bunch up, loss starts to fall",
-        "{plain}: the active neurons gather onto two directions ({directions}); loss {loss}."),
+        "{plain}: the active neurons gather onto two directions ({directions}); loss {loss}.",
+        short="I: bunch up", tag="I"),
     "Phase II": PhaseText(
         "II: accuracy stuck on a plateau",
         "{plain}: the training accuracy stays at {acc:.0%} ({accuracy_panel}) while the norms "
-        "grow ({grow})."),
+        "grow ({grow}).", short="II: plateau", tag="II"),
     "Phase III": PhaseText(
         "III: positive neurons let go of x₋",
         "{plain}: positive neurons stop being active on x₋ ({n_active:.0f} active); loss "
-        "{loss}."),
+        "{loss}.", short="III: + off x₋", tag="III"),
     "Phase IV": PhaseText(
         "IV: negative neurons come back to x₊",
-        "{plain}: negative neurons become active on x₊ again; the loss falls on ({loss})."),
+        "{plain}: negative neurons become active on x₊ again; the loss falls on ({loss}).",
+        short="IV: − on x₊", tag="IV"),
 }
-"""Each phase's plain words (`Phase.plain`) and the commentary's sentence in it."""
+"""Each phase's plain words (`Phase.plain`), the commentary's sentence in it, the strip's short
+words and the tag the page defines (I … IV)."""
 ORDER = "I → II → III → IV"
 NUMBERS: dict[str, Published] = {
     # no published phase times: the order is what the reviewers describe
@@ -1083,7 +1086,7 @@ def annotate(traj: Trajectory, rules: PhaseRules, tol: Tolerances) -> PaperOverl
         t_pred, why = predicted_reactivation(traj)
         if t_pred is not None:
             out.markers.append(TimeMarker("Phase IV (predicted)", t_pred, "predicted",
-                                          "[derived] " + why))
+                                          "[derived] " + why, "theory: Phase IV"))
         else:
             out.notes.append("predicted Phase IV: " + why)
     return out
@@ -1243,7 +1246,7 @@ PAPER = Paper(
              max_value=89.0, step=1.0, format="%g",
              help="A small angle keeps the two signals hard to tell apart: the four phases "
                   "need it."),
-        Knob("std", "first-layer init std", "init.scale", options=(1e-5, 1e-4, 1e-3, 1e-2),
+        Knob("std", "first-layer init std", "init.scale", options=ladders.decades(1e-5, 1e-2),
              format="%g", help="Spread of the Gaussian first-layer weights (the output "
                                "layer is frozen at ±1/√m)."),
     ),
