@@ -21,6 +21,7 @@ from typing import Self
 from pydantic import Field
 
 from dynamics.config import Config
+from dynamics.limits import Limits, get_limits
 from dynamics.papers import PAPERS
 
 from .settings import SETTINGS
@@ -49,7 +50,25 @@ class Scenario:
 
     def config(self) -> Config:
         """The preset's configuration (the quick version the pages run)."""
-        return PAPERS[self.paper].presets(True)[self.preset]
+        return _presets(get_limits())[self.paper][self.preset]
+
+
+@lru_cache(maxsize=4)
+def _presets(limits: Limits) -> dict[str, dict[str, Config]]:
+    """Every paper's quick presets, validated once per set of limits (the limits the
+    validation reads): building them all is ~30 ms of pydantic, and every Explorer run looks
+    its settings up among them (`find_scenario`). Configs are frozen: sharing them is safe."""
+    return {p.key: p.presets(True) for p in PAPERS.values()}
+
+
+@lru_cache(maxsize=4)
+def _scenario_by_key(limits: Limits) -> dict[str, Scenario]:
+    """`Config.cache_key` of each scenario's preset → the scenario, the default lesson's
+    first (the first one wins where two presets are the same run)."""
+    out: dict[str, Scenario] = {}
+    for s in (*default_lesson(), *scenarios().values()):
+        out.setdefault(s.config().cache_key(), s)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -112,10 +131,7 @@ def position(lesson: Sequence[Scenario], key: str) -> int:
 def find_scenario(config: Config) -> Scenario | None:
     """The lesson scenario (of the default lesson first, then any preset) whose preset is
     exactly `config`, if any."""
-    for s in (*default_lesson(), *scenarios().values()):
-        if s.config() == config:
-            return s
-    return None
+    return _scenario_by_key(get_limits()).get(config.cache_key())
 
 
 class ExplorerView(FigureView):
