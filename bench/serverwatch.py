@@ -1,5 +1,5 @@
 """Watching a server process from outside while a load runs: its health endpoint's latency
-(polled from a thread of its own), and the memory and CPU time of its process tree.
+(polled from a process of its own), and the memory and CPU time of its process tree.
 
 Memory is the sum of VmRSS (``/proc/<pid>/status``) over the server and its live descendants
 (e.g. Dask workers): pages shared between them are counted once per process, as `ps` does. CPU
@@ -9,7 +9,9 @@ they have already reaped (cutime, cstime). Both are Linux-only, as the benchmark
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import queue
 import threading
 import time
 import urllib.error
@@ -17,6 +19,7 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -113,32 +116,59 @@ class Health:
     ok: bool
 
 
-class HealthPoller(threading.Thread):
+def _poll_health(url: str, interval_s: float, timeout_s: float, halt: Any, out: Any) -> None:
+    """The poller's process: GET `url` every `interval_s` after the previous answer; each
+    poll (sent at, latency, ok) goes to `out` as it is read."""
+    while not halt.is_set():
+        t0 = time.monotonic()
+        ok = False
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as r:
+                ok = r.status == 200 and r.read().strip() == b"ok"
+        except (urllib.error.URLError, OSError, TimeoutError):
+            ok = False
+        out.put((t0, time.monotonic() - t0, ok))
+        halt.wait(interval_s)
+
+
+class HealthPoller:
     """GET ``<base>/_stcore/health`` every `interval_s` (the next one `interval_s` after the
-    previous answer, so a stalled server shows as one long poll, not a pile-up)."""
+    previous answer, so a stalled server shows as one long poll, not a pile-up), from a
+    process of its own: polled from a thread of the process that drives the class, the
+    latency read included that process's own waits for its interpreter lock while it decoded
+    thirty sessions' messages. Times are `time.monotonic()`, one clock for every process."""
 
     def __init__(self, base_url: str, interval_s: float = 0.1, timeout_s: float = 30.0) -> None:
-        super().__init__(name="health-poller", daemon=True)
         self.url = base_url.rstrip("/") + "/_stcore/health"
         self.interval_s, self.timeout_s = interval_s, timeout_s
-        self.samples: list[Health] = []
-        self._halt = threading.Event()
+        self._samples: list[Health] = []
+        ctx = multiprocessing.get_context("spawn")  # not fork: the caller runs threads
+        self._halt = ctx.Event()
+        self._out: Any = ctx.Queue()
+        self._proc = ctx.Process(target=_poll_health, name="health-poller", daemon=True,
+                                 args=(self.url, interval_s, timeout_s, self._halt, self._out))
 
-    def run(self) -> None:
-        while not self._halt.is_set():
-            t0 = time.monotonic()
-            ok = False
+    def start(self) -> None:
+        self._proc.start()
+
+    @property
+    def samples(self) -> list[Health]:
+        """The polls answered so far, in order."""
+        self._drain()
+        return self._samples
+
+    def _drain(self) -> None:
+        while True:
             try:
-                with urllib.request.urlopen(self.url, timeout=self.timeout_s) as r:
-                    ok = r.status == 200 and r.read().strip() == b"ok"
-            except (urllib.error.URLError, OSError, TimeoutError):
-                ok = False
-            self.samples.append(Health(t0, time.monotonic() - t0, ok))
-            self._halt.wait(self.interval_s)
+                t, lat, ok = self._out.get_nowait()
+            except queue.Empty:
+                return
+            self._samples.append(Health(t, lat, ok))
 
     def stop(self) -> None:
         self._halt.set()
-        self.join(self.timeout_s + 1)
+        self._proc.join(self.timeout_s + 1)
+        self._drain()
 
     def window(self, t0: float = float("-inf"),
                t1: float = float("inf")) -> dict[str, float | None]:
