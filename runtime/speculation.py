@@ -239,6 +239,8 @@ class Speculator:
         """A run a page's request preempted goes back to the front of its owner's list (unless
         the owner has moved on: a newer `prefetch` call replaced its list)."""
         with self._lock:
+            if not spec.preempted:  # the owner moved on meanwhile (`prefetch` cleared it)
+                return
             queue = self._pending.get(spec.owner)
             if queue is None:
                 if self._on_done.get(spec.owner, spec.done) is not spec.done:
