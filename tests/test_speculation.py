@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_service import WAIT, never_ending, tiny, wait_until
+from test_service import WAIT, long_run, never_ending, tiny, wait_until
 
 from dynamics.limits import Limits
 from dynamics.service import Service
 from dynamics.simulate import simulate
-from runtime.speculation import Speculator
+from runtime.speculation import FAMILY, Speculator
 
 
 @pytest.fixture
@@ -107,3 +107,44 @@ def test_prefetch_yields_to_a_real_request_and_never_blocks(tmp_path: Path,
     assert spec.idle(WAIT)
     wait_until(lambda: svc.stats()["running"] == 0, "the cancelled prefetch to stop")
     assert svc.peek(never_ending(seed=63)) is None and svc.most == 1
+
+
+def test_a_family_run_preempted_by_a_page_is_taken_up_again(tmp_path: Path,
+                                                           prefetch_on: None) -> None:
+    """A scrub family's run steps aside for a page's request and is run again afterwards
+    (a visitor waits for it); its figure's callback gets the completed run."""
+    svc = CountingService(tmp_path, Limits(max_concurrent=1, click_to_run_s=1e9))
+    spec = Speculator(svc)
+    done: list[Any] = []
+    member = long_run(seed=70)
+    assert spec.prefetch([member], owner=f"{FAMILY}s", on_done=done.append) == 1
+    wait_until(lambda: svc.stats()["running"] == 1, "the family's run to start")
+    assert svc.run(tiny(seed=71)).status == "completed"  # the page's request goes first
+    assert svc.stats()["cancelled"] >= 1  # the family's run stepped aside …
+    assert spec.idle(WAIT)
+    assert [t.config for t in done] == [member] and done[0].status == "completed"  # … and ran
+    assert svc.most == 1
+
+
+def test_a_starved_family_runs_behind_a_busy_server_and_guesses_do_not(
+        tmp_path: Path, prefetch_on: None) -> None:
+    """While a page's run keeps the server busy, a neighbour's guess waits, but a scrub
+    family's next run goes anyway once it has waited FAMILY_STARVE_S (one at a time)."""
+    svc = Service(tmp_path, Limits(max_concurrent=2, click_to_run_s=1e9))
+    spec = Speculator(svc)
+    stop = threading.Event()
+    page = threading.Thread(target=svc.run, args=(never_ending(seed=72),),
+                            kwargs={"cancel": stop}, daemon=True)
+    page.start()
+    try:
+        wait_until(lambda: svc.stats()["running"] == 1, "the page's run to start")
+        spec.prefetch([tiny(seed=73)], owner="neighbours")
+        spec.prefetch([tiny(seed=74)], owner=f"{FAMILY}s")
+        wait_until(lambda: svc.peek(tiny(seed=74)) is not None, "the starved family's run")
+        assert page.is_alive() and svc.pressing()  # the server was busy all along
+        assert svc.peek(tiny(seed=73)) is None  # the guess still waits
+    finally:
+        stop.set()
+        page.join(WAIT)
+    assert spec.idle(WAIT) and svc.peek(tiny(seed=73)) is not None  # … and runs when idle
+
