@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
 import threading
 import time
 from collections import deque
@@ -25,6 +26,11 @@ from .cost import describe_seconds, remaining_seconds
 POLL_S = 0.05  # waiters re-check their cancel flag and lapsed holds at least this often
 QUEUED = "queued"  # progress messages of a run waiting for a slot start with this
 QUEUE_REPORT_S = 1.0  # a waiting run's place and expected wait are re-sent at least this often
+
+
+def simulation_slots(max_concurrent: int | float | None) -> int:
+    """Simulations at once: the `max_concurrent` limit, else (0 or unset) the CPU count."""
+    return int(max_concurrent or os.cpu_count() or 1)
 
 
 class Flag(Protocol):
@@ -187,4 +193,5 @@ class RunQueue(Fifo[Queued]):
             return self.running() + self.queue.index(run), self.expected_wait(run)
 
 
-__all__ = ["POLL_S", "QUEUED", "QUEUE_REPORT_S", "Fifo", "Flag", "Queued", "RunQueue"]
+__all__ = ["POLL_S", "QUEUED", "QUEUE_REPORT_S", "Fifo", "Flag", "Queued", "RunQueue",
+           "simulation_slots"]

@@ -62,14 +62,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .admission import POLL_S, Flag, RunQueue
+from .admission import POLL_S, Flag, RunQueue, simulation_slots
 from .annotations import Analysis
 from .blas import apply_numpy_blas_threads
 from .cache import ResultCache, default_cache_dir, freeze, keeps, result_key
@@ -140,7 +139,7 @@ class Service:
         self.cache = ResultCache(self.cache_dir, self.limits)
         self.disk = self.cache.disk
         self.admission = admission if admission is not None else \
-            RunQueue(int(self.limits.max_concurrent or os.cpu_count() or 1))
+            RunQueue(simulation_slots(self.limits.max_concurrent))
         self._lock = threading.RLock()
         self._flights: dict[str, _Flight] = {}
         self._counts: dict[str, int] = dict.fromkeys(

@@ -18,12 +18,12 @@ routes are mounted.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
 import plotly
 
+from dynamics.admission import simulation_slots
 from dynamics.limits import Limits, Settings, get_limits, get_settings
 from dynamics.service import Service
 
@@ -54,7 +54,7 @@ class Runtime:
         # the server's service: its slots are the session-fair queue (the library's
         # `default_service()` is for processes without a runtime: the CLI, Dask workers)
         self.service = service if service is not None else Service(
-            limits=limits, admission=FairQueue(int(limits.max_concurrent or os.cpu_count() or 1)))
+            limits=limits, admission=FairQueue(simulation_slots(limits.max_concurrent)))
         self.speculation = Speculator(self.service)
         # the figure cache is a part of the memory cache: at most half of it
         self.figures = FigureStore(max_mb=min(MAX_MB, limits.memory_cache_mb / 2))
